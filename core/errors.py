@@ -1,0 +1,23 @@
+"""One exception family: errors the user or the environment caused, shown as one line."""
+
+
+class ClinicError(Exception):
+    """A known problem with a one-sentence explanation; the CLI exits 2, the GUI shows it."""
+
+    exit_code = 2
+
+
+class UsageError(ClinicError):
+    """Bad command-line usage or bad input (a path that does not exist, an unknown id)."""
+
+
+class TargetPythonError(ClinicError):
+    """The target interpreter cannot be run (missing, not executable, not Python)."""
+
+
+class KBError(ClinicError):
+    """The knowledge base is malformed: the message names the file, the field and the problem."""
+
+
+class HistoryError(ClinicError):
+    """The user database could not be opened or repaired."""

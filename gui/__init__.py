@@ -1,0 +1,1 @@
+"""CUDA Clinic's desktop app (PySide6 + pyqtgraph) on top of the headless core."""

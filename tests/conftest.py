@@ -1,0 +1,48 @@
+"""Shared fixtures: every test gets a private user data directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from importlib.abc import MetaPathFinder
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PYTEST_QT_API", "pyside6")
+
+_QT_MODULES = ("PySide6", "shiboken6", "pyqtgraph", "gui")
+
+
+class _BlockQt(MetaPathFinder):
+    """Makes Qt unimportable, as on a headless server (the core suite must not need it)."""
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> None:
+        if fullname.split(".")[0] in _QT_MODULES:
+            raise ImportError(f"{fullname} is blocked: the core suite runs without Qt")
+
+
+if os.environ.get("CUDA_CLINIC_BLOCK_QT") == "1":
+    sys.meta_path.insert(0, _BlockQt())
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _private_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Point the user data directory at a fresh folder so tests never touch the real one."""
+    path = tmp_path_factory.mktemp("userdata")
+    old = os.environ.get("CUDA_CLINIC_DATA_DIR")
+    os.environ["CUDA_CLINIC_DATA_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("CUDA_CLINIC_DATA_DIR", None)
+    else:
+        os.environ["CUDA_CLINIC_DATA_DIR"] = old
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    """The repository root (for resources and recorded fixtures)."""
+    return REPO
