@@ -12,7 +12,9 @@ from core import __version__
 from core.errors import ClinicError
 
 # Each module exposes `add_parser(subparsers)` and `run(args) -> int`.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "core.kb.command",
+)
 
 PROG = "cuda-clinic"
 

@@ -1,0 +1,338 @@
+"""The KB entry model and the validation of one entry file (docs/kb-format.md)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from core.errors import KBError
+
+DOMAINS = ("cuda", "nccl")
+CATEGORIES = (
+    "cudnn",
+    "cublas",
+    "loading",
+    "driver",
+    "install",
+    "memory",
+    "kernel-fault",
+    "determinism",
+    "rnn",
+    "devices",
+    "distributed",
+    "performance",
+)
+CONFIDENCES = ("high", "medium", "low")
+VERDICTS = ("fixes", "partial", "does_not_fix", "not_applicable", "unverified")
+CLAIM_VERDICTS = ("right", "partly_right", "wrong", "unverified")
+
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# A number followed by a percent sign ("85%", "70 %"); `x % 8` (modulo) has no digit before it.
+_PERCENT = re.compile(r"\d(?:[\d.,]*\d)?\s?%")
+_FENCE = re.compile(r"```.*?```", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+_ENTRY_FIELDS: dict[str, type] = {
+    "id": str,
+    "title": str,
+    "domain": str,
+    "category": str,
+    "summary": str,
+    "error_codes": list,
+    "signatures": list,
+    "context_signatures": list,
+    "masked_by": list,
+    "affected_versions": str,
+    "fixed_versions": str,
+    "confidence": str,
+    "scenario": str,
+    "seed": str,
+    "related": list,
+    "workarounds": list,
+    "dead_ends": list,
+    "seed_claims": list,
+    "citations": list,
+}
+_REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
+_WORKAROUND_FIELDS: dict[str, type] = {
+    "title": str,
+    "snippet": str,
+    "claimed_success": str,
+    "claim_source": str,
+    "verdict": str,
+    "evidence": list,
+    "step": str,
+    "notes": str,
+}
+_CLAIM_FIELDS: dict[str, type] = {
+    "claim": str,
+    "claimed_success": str,
+    "verdict": str,
+    "evidence": str,
+}
+_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str}
+
+
+@dataclass(frozen=True)
+class Workaround:
+    """A workaround or a dead end: what to try, what a source claims, and our verdict."""
+
+    title: str
+    verdict: str
+    snippet: str = ""
+    claimed_success: str = ""
+    claim_source: str = ""
+    evidence: tuple[str, ...] = ()
+    step: str = ""
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class SeedClaim:
+    """One claim of a seed document beside our verdict on it."""
+
+    claim: str
+    verdict: str
+    claimed_success: str = ""
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class Citation:
+    """An issue thread or document that an entry relies on."""
+
+    ref: str
+    title: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One documented error: how to recognise it, why it happens, what fixes it."""
+
+    id: str
+    title: str
+    domain: str
+    category: str
+    summary: str
+    signatures: tuple[str, ...]
+    confidence: str
+    citations: tuple[Citation, ...]
+    error_codes: tuple[str, ...] = ()
+    context_signatures: tuple[str, ...] = ()
+    masked_by: tuple[str, ...] = ()
+    affected_versions: str = ""
+    fixed_versions: str = ""
+    scenario: str = ""
+    seed: str = ""
+    related: tuple[str, ...] = ()
+    workarounds: tuple[Workaround, ...] = ()
+    dead_ends: tuple[Workaround, ...] = ()
+    seed_claims: tuple[SeedClaim, ...] = ()
+    body: str = ""
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (tuples become lists)."""
+        return asdict(self)
+
+
+class _Checker:
+    """Raises KBError naming the file and the field; one instance per file."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def fail(self, field: str, problem: str) -> KBError:
+        """The one-line error for `field` in this file."""
+        return KBError(f"{self.label}: field '{field}': {problem}")
+
+    def table(self, data: Any, fields: Mapping[str, type], prefix: str) -> dict[str, Any]:
+        """Check that `data` is a table of known keys whose values have the right types."""
+        if not isinstance(data, dict):
+            raise self.fail(prefix.rstrip("."), "must be a table")
+        for key, value in data.items():
+            expected = fields.get(key)
+            if expected is None:
+                known = ", ".join(sorted(fields))
+                raise self.fail(f"{prefix}{key}", f"unknown field (known: {known})")
+            if not isinstance(value, expected):
+                raise self.fail(f"{prefix}{key}", f"must be a {_type_name(expected)}")
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if key not in {"workarounds", "dead_ends", "seed_claims", "citations"} and (
+                        not isinstance(item, str) or not item.strip()
+                    ):
+                        raise self.fail(f"{prefix}{key}[{i}]", "must be a non-empty string")
+        return data
+
+    def one_of(self, field: str, value: str, allowed: tuple[str, ...]) -> None:
+        """Check an enumerated value."""
+        if value not in allowed:
+            raise self.fail(field, f"must be one of {', '.join(allowed)} (got {value!r})")
+
+    def no_percent(self, field: str, text: str) -> None:
+        """Reject a percentage outside a seed's or source's claim (no invented numbers)."""
+        found = _PERCENT.search(text)
+        if found:
+            raise self.fail(
+                field,
+                f"percentage {found.group(0)!r} is only allowed as a quoted claim "
+                "(claimed_success with claim_source, or a seed claim)",
+            )
+
+
+def _type_name(kind: type) -> str:
+    names: dict[type, str] = {str: "string", list: "list", dict: "table"}
+    return names.get(kind, kind.__name__)
+
+
+def split_front_matter(text: str, checker: _Checker) -> tuple[str, str]:
+    """Split a file into its TOML front matter and its Markdown body."""
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != "+++":
+        raise checker.fail("front matter", "file must start with a '+++' line")
+    for end in range(1, len(lines)):
+        if lines[end].strip() == "+++":
+            return "".join(lines[1:end]), "".join(lines[end + 1 :]).strip() + "\n"
+    raise checker.fail("front matter", "no closing '+++' line")
+
+
+def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
+    """Read and validate one entry file; `root` is the KB directory (for the id-path rule)."""
+    check = _Checker(label or str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise check.fail("file", f"cannot be read: {exc}") from None
+    front, body = split_front_matter(text, check)
+    try:
+        data = tomllib.loads(front)
+    except tomllib.TOMLDecodeError as exc:
+        raise check.fail("front matter", f"invalid TOML: {exc}") from None
+    check.table(data, _ENTRY_FIELDS, "")
+    for name in _REQUIRED:
+        value = data.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise check.fail(name, "is required")
+    _check_identity(check, data, path, root)
+    check.one_of("category", data["category"], CATEGORIES)
+    check.one_of("confidence", data["confidence"], CONFIDENCES)
+    _check_signatures(check, "signatures", data["signatures"], required=True)
+    _check_signatures(check, "context_signatures", data.get("context_signatures", []))
+    for name in ("title", "summary", "affected_versions", "fixed_versions"):
+        check.no_percent(name, data.get(name, ""))
+    check.no_percent("body", _INLINE_CODE.sub("", _FENCE.sub("", body)))
+    workarounds = _workarounds(check, data.get("workarounds", []), "workarounds")
+    dead_ends = _workarounds(check, data.get("dead_ends", []), "dead_ends")
+    claims = _seed_claims(check, data.get("seed_claims", []))
+    if claims and not data.get("seed"):
+        raise check.fail("seed", "is required when seed_claims are given")
+    citations = _citations(check, data.get("citations"))
+    return Entry(
+        id=data["id"],
+        title=data["title"].strip(),
+        domain=data["domain"],
+        category=data["category"],
+        summary=data["summary"].strip(),
+        signatures=tuple(data["signatures"]),
+        confidence=data["confidence"],
+        citations=citations,
+        error_codes=tuple(data.get("error_codes", [])),
+        context_signatures=tuple(data.get("context_signatures", [])),
+        masked_by=tuple(data.get("masked_by", [])),
+        affected_versions=data.get("affected_versions", ""),
+        fixed_versions=data.get("fixed_versions", ""),
+        scenario=data.get("scenario", ""),
+        seed=data.get("seed", ""),
+        related=tuple(data.get("related", [])),
+        workarounds=workarounds,
+        dead_ends=dead_ends,
+        seed_claims=claims,
+        body=body,
+        source=path.relative_to(root).as_posix(),
+    )
+
+
+def _check_identity(check: _Checker, data: dict[str, Any], path: Path, root: Path) -> None:
+    """The id is `<domain>/<slug>` and equals the file's path under the KB directory."""
+    check.one_of("domain", data["domain"], DOMAINS)
+    rel = path.relative_to(root).with_suffix("").as_posix()
+    domain, _, slug = data["id"].partition("/")
+    if domain not in DOMAINS or not _SLUG.fullmatch(slug):
+        raise check.fail(
+            "id", f"must be '<domain>/<slug>' with a lowercase-hyphen slug (got {data['id']!r})"
+        )
+    if data["id"] != rel:
+        raise check.fail("id", f"must equal the file's path {rel!r} (got {data['id']!r})")
+    if domain != data["domain"]:
+        raise check.fail("domain", f"must match the id's domain {domain!r}")
+
+
+def _check_signatures(check: _Checker, field: str, sigs: list[str], required: bool = False) -> None:
+    """Every signature compiles and cannot match an empty line (it would match everything)."""
+    if required and not sigs:
+        raise check.fail(field, "needs at least one regex")
+    for i, sig in enumerate(sigs):
+        try:
+            pattern = re.compile(sig, re.IGNORECASE)
+        except re.error as exc:
+            raise check.fail(f"{field}[{i}]", f"is not a valid regex: {exc}") from None
+        if pattern.search("") is not None:
+            raise check.fail(f"{field}[{i}]", "matches an empty line, so it would match any text")
+
+
+def _workarounds(check: _Checker, items: list[Any], field: str) -> tuple[Workaround, ...]:
+    """Validate workarounds or dead ends (same shape)."""
+    result = []
+    for i, raw in enumerate(items):
+        prefix = f"{field}[{i}]."
+        item = check.table(raw, _WORKAROUND_FIELDS, prefix)
+        for name in ("title", "verdict"):
+            if not item.get(name, "").strip():
+                raise check.fail(prefix + name, "is required")
+        check.one_of(prefix + "verdict", item["verdict"], VERDICTS)
+        if item["verdict"] != "unverified" and not item.get("evidence"):
+            raise check.fail(
+                prefix + "evidence", f"needs at least one item for verdict {item['verdict']!r}"
+            )
+        if item.get("claimed_success") and not item.get("claim_source", "").strip():
+            raise check.fail(prefix + "claim_source", "is required when claimed_success is given")
+        for name in ("title", "notes"):
+            check.no_percent(prefix + name, item.get(name, ""))
+        result.append(Workaround(**{**item, "evidence": tuple(item.get("evidence", []))}))
+    return tuple(result)
+
+
+def _seed_claims(check: _Checker, items: list[Any]) -> tuple[SeedClaim, ...]:
+    """Validate the seed's claims, each beside our verdict."""
+    result = []
+    for i, raw in enumerate(items):
+        prefix = f"seed_claims[{i}]."
+        item = check.table(raw, _CLAIM_FIELDS, prefix)
+        for name in ("claim", "verdict"):
+            if not item.get(name, "").strip():
+                raise check.fail(prefix + name, "is required")
+        check.one_of(prefix + "verdict", item["verdict"], CLAIM_VERDICTS)
+        if item["verdict"] != "unverified" and not item.get("evidence", "").strip():
+            raise check.fail(prefix + "evidence", f"is required for verdict {item['verdict']!r}")
+        result.append(SeedClaim(**item))
+    return tuple(result)
+
+
+def _citations(check: _Checker, items: list[Any] | None) -> tuple[Citation, ...]:
+    """At least one citation, each with a ref."""
+    if not items:
+        raise check.fail("citations", "needs at least one citation")
+    result = []
+    for i, raw in enumerate(items):
+        prefix = f"citations[{i}]."
+        item = check.table(raw, _CITATION_FIELDS, prefix)
+        if not item.get("ref", "").strip():
+            raise check.fail(prefix + "ref", "is required")
+        result.append(Citation(**item))
+    return tuple(result)
