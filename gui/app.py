@@ -1,0 +1,129 @@
+"""Start the desktop app: identity, excepthook, theme, single instance, the main window."""
+
+from __future__ import annotations
+
+import faulthandler
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import IO
+
+# pyqtgraph picks its binding at first import; make sure it is ours before anything imports it.
+os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, QSettings
+from PySide6.QtWidgets import QApplication
+
+from core import __version__
+from core.paths import user_data_dir
+from gui import icons, instance
+from gui.context import AppContext, TargetInterpreter
+from gui.errors import ErrorReporter
+from gui.main_window import PAGES, MainWindow
+from gui.settings import Settings
+from gui.tasks import TaskRunner
+from gui.theme import ThemeManager
+
+APP_NAME = "CUDA Clinic"
+ORG_NAME = "CUDA Clinic"
+DESKTOP_FILE = "cuda-clinic"  # packaging/cuda-clinic.desktop; Wayland matches app_id to it
+SCREENSHOT_SETTLE_MS = 30_000
+
+
+def configure_identity(app: QCoreApplication) -> None:
+    """Name, organisation, version, icon and desktop file name (before any QSettings)."""
+    QCoreApplication.setApplicationName(APP_NAME)
+    QCoreApplication.setOrganizationName(ORG_NAME)
+    QCoreApplication.setApplicationVersion(__version__)
+    if isinstance(app, QApplication):
+        app.setDesktopFileName(DESKTOP_FILE)
+        app.setWindowIcon(icons.app_icon())
+    # One INI file on every platform: easy to inspect, delete or copy.
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+
+
+def configure_logging() -> IO[str]:
+    """Log to a file in the user data dir; faulthandler writes native crashes beside it."""
+    folder = Path(user_data_dir()) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / "cuda-clinic.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("cuda_clinic")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    # Kept open for the life of the process: faulthandler writes to it from a signal handler.
+    crash_log = (folder / "faulthandler.log").open("a", encoding="utf-8")
+    faulthandler.enable(file=crash_log, all_threads=True)
+    return crash_log
+
+
+def build_window(app: QApplication, reporter: ErrorReporter) -> MainWindow:
+    """The main window and the services its pages share."""
+    settings = Settings()
+    theme_choice = os.environ.get("CUDA_CLINIC_THEME") or settings.theme()
+    theme = ThemeManager(app, theme_choice)
+    tasks = TaskRunner(on_error=reporter.report, parent=app)
+    target = TargetInterpreter(settings.target_python(), parent=app)
+    ctx = AppContext(settings=settings, tasks=tasks, errors=reporter, theme=theme, target=target)
+    target.changed.connect(settings.set_target_python)
+    window = MainWindow(ctx)
+    reporter.window = window
+    return window
+
+
+def wait_until_idle(app: QApplication, window: MainWindow, limit_ms: int) -> None:
+    """Process events until background work is done (or `limit_ms` passes)."""
+    clock = QElapsedTimer()
+    clock.start()
+    quiet_rounds = 0
+    while clock.elapsed() < limit_ms and quiet_rounds < 5:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        busy = window.ctx.tasks.pending or window.ctx.tasks.active_runs()
+        quiet_rounds = 0 if busy else quiet_rounds + 1
+
+
+def save_screenshot(app: QApplication, window: MainWindow, path: str) -> int:
+    """Render the window once it has settled, save it as PNG, return the exit code."""
+    window.show()
+    wait_until_idle(app, window, SCREENSHOT_SETTLE_MS)
+    ok = window.grab().save(path, "PNG")
+    window.close()
+    if not ok:
+        print(f"cuda-clinic: error: could not write the screenshot to {path}.", file=sys.stderr)
+        return 2
+    return 1 if window.ctx.errors.unexpected else 0
+
+
+def main(screenshot: str | None = None, page: str | None = None) -> int:
+    """Run the app; with `screenshot`, render the main window (on `page`) to a PNG and exit."""
+    if screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    configure_identity(app)
+    reporter = ErrorReporter(interactive=not screenshot, parent=app)
+    reporter.install()
+    crash_log = configure_logging()
+    try:
+        server = None
+        if not screenshot:
+            if instance.notify_running():
+                print("cuda-clinic: already running; brought its window to the front.")
+                return 0
+            server = instance.InstanceServer(parent=app)
+            server.listen()
+        window = build_window(app, reporter)
+        if server is not None:
+            server.activated.connect(window.bring_to_front)
+        keys = [spec.key for spec in PAGES]
+        start = page or window.ctx.settings.last_page()
+        window.show_page(start if start in keys else keys[0])
+        if screenshot:
+            return save_screenshot(app, window, screenshot)
+        window.show()
+        return app.exec()
+    finally:
+        reporter.uninstall()
+        faulthandler.disable()
+        crash_log.close()

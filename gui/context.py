@@ -1,0 +1,52 @@
+"""What every page needs, passed to constructors (no globals): settings, tasks, errors, theme."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+
+from gui.errors import ErrorReporter
+from gui.settings import Settings
+from gui.tasks import TaskRunner
+from gui.theme import ThemeManager
+
+
+class TargetInterpreter(QObject):
+    """The Python environment being diagnosed; pages observe `changed`."""
+
+    changed = Signal(object)
+
+    def __init__(self, path: str | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._path = path
+
+    @property
+    def path(self) -> str | None:
+        """The chosen interpreter, or None for the app's own."""
+        return self._path
+
+    @property
+    def effective(self) -> str:
+        """The interpreter that will actually run probes and wizards."""
+        return self._path or sys.executable
+
+    def set(self, path: str | None) -> None:
+        """Choose another interpreter (None: the app's own)."""
+        if path == sys.executable:
+            path = None
+        if path != self._path:
+            self._path = path
+            self.changed.emit(path)
+
+
+@dataclass
+class AppContext:
+    """The app's shared services, built once in app.py and handed to each page."""
+
+    settings: Settings
+    tasks: TaskRunner
+    errors: ErrorReporter
+    theme: ThemeManager
+    target: TargetInterpreter

@@ -1,0 +1,151 @@
+"""The one place exceptions become dialogs: known errors as one sentence, bugs with a traceback."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import traceback
+from types import TracebackType
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import ClinicError
+
+log = logging.getLogger("cuda_clinic.gui")
+
+
+def one_sentence(exc: BaseException) -> str:
+    """A known error's message as the user sees it (first line, ending with a full stop)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+class CrashDialog(QDialog):
+    """Shows an unexpected exception with its full traceback, selectable and copyable."""
+
+    def __init__(self, exc: BaseException, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("CUDA Clinic hit a bug")
+        self.setMinimumSize(640, 420)
+        self.traceback_text = "".join(traceback.format_exception(exc))
+        layout = QVBoxLayout(self)
+        intro = QLabel(
+            "Something went wrong inside CUDA Clinic (this is our bug, not your setup). "
+            "The app keeps running. Copy the details below into a bug report."
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.details = QPlainTextEdit(self.traceback_text)
+        self.details.setReadOnly(True)
+        self.details.setProperty("code", True)
+        self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        layout.addWidget(self.details, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.copy_button = QPushButton("Copy details")
+        buttons.addButton(self.copy_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.copy_button.clicked.connect(self._on_copy)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _on_copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.traceback_text)
+        self.copy_button.setText("Copied")
+
+
+class ErrorReporter(QObject):
+    """Owns sys.excepthook and threading.excepthook; routes everything to the GUI thread."""
+
+    _from_thread = Signal(object)
+
+    def __init__(self, interactive: bool = True, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.interactive = interactive
+        self.window: QWidget | None = None
+        self.unexpected: list[BaseException] = []
+        self.open_dialogs: list[QDialog] = []
+        self._previous: tuple[Any, Any] | None = None
+        self._from_thread.connect(self.report)
+
+    def install(self) -> None:
+        """Become the process's excepthook (sys and threading); call before the first window."""
+        if self._previous is None:
+            self._previous = (sys.excepthook, threading.excepthook)
+            sys.excepthook = self._sys_hook
+            threading.excepthook = self._thread_hook
+
+    def uninstall(self) -> None:
+        """Give the hooks back (tests and shutdown)."""
+        if self._previous is not None:
+            sys.excepthook, threading.excepthook = self._previous
+            self._previous = None
+
+    def _sys_hook(
+        self, kind: type[BaseException], exc: BaseException, tb: TracebackType | None
+    ) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            sys.__excepthook__(kind, exc, tb)
+            return
+        self._route(exc.with_traceback(tb))
+
+    def _thread_hook(self, args: threading.ExceptHookArgs) -> None:
+        if args.exc_value is not None:
+            self._route(args.exc_value)
+
+    def _route(self, exc: BaseException) -> None:
+        # Widgets may only be touched on the GUI thread; a queued signal gets us there.
+        if threading.current_thread() is threading.main_thread():
+            self.report(exc)
+        else:
+            self._from_thread.emit(exc)
+
+    def report(self, exc: BaseException) -> None:
+        """Show `exc`: a ClinicError as one sentence, anything else as a bug with its traceback."""
+        if isinstance(exc, ClinicError):
+            self.show_known(exc)
+            return
+        self.unexpected.append(exc)
+        log.error("unexpected error", exc_info=exc)
+        if not self.interactive:
+            traceback.print_exception(exc, file=sys.stderr)
+            return
+        dialog = CrashDialog(exc, self.window)
+        self._keep(dialog)
+
+    def show_known(self, exc: BaseException, title: str = "CUDA Clinic") -> None:
+        """One sentence, no traceback: the environment's fault or the user's input."""
+        log.warning("%s: %s", type(exc).__name__, exc)
+        if not self.interactive:
+            print(f"cuda-clinic: error: {one_sentence(exc)}", file=sys.stderr)
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, title, one_sentence(exc), parent=self.window)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._keep(box)
+
+    def _keep(self, dialog: QDialog) -> None:
+        # Non-modal: a run in progress keeps streaming while the dialog is open.
+        self.open_dialogs.append(dialog)
+        dialog.finished.connect(lambda _r: self._forget(dialog))
+        dialog.open()
+
+    def _forget(self, dialog: QDialog) -> None:
+        if dialog in self.open_dialogs:
+            self.open_dialogs.remove(dialog)
+        dialog.deleteLater()
+
+    def close_all(self) -> None:
+        """Close every dialog this reporter opened."""
+        for dialog in list(self.open_dialogs):
+            dialog.done(0)

@@ -1,0 +1,82 @@
+"""Single instance: a second launch asks the first to come to the front, then exits."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
+
+from core.paths import user_data_dir
+
+_CONNECT_MS = 500
+
+
+def server_name() -> str:
+    """A per-user, per-data-directory socket name (tests with private data dirs never collide)."""
+    digest = hashlib.sha1(str(user_data_dir()).encode(), usedforsecurity=False).hexdigest()[:10]
+    return f"cuda-clinic-{getpass.getuser()}-{digest}"
+
+
+def notify_running(name: str | None = None) -> bool:
+    """If an instance is listening, ask it to show itself and return True."""
+    socket = QLocalSocket()
+    socket.connectToServer(name or server_name())
+    if not socket.waitForConnected(_CONNECT_MS):
+        return False
+    socket.write(b"activate\n")
+    socket.waitForBytesWritten(_CONNECT_MS)
+    socket.disconnectFromServer()
+    if socket.state() != QLocalSocket.LocalSocketState.UnconnectedState:
+        socket.waitForDisconnected(_CONNECT_MS)
+    return True
+
+
+class InstanceServer(QObject):
+    """Listens for later launches and emits `activated` when one arrives."""
+
+    activated = Signal()
+
+    def __init__(self, name: str | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.name = name or server_name()
+        self._server = QLocalServer(self)
+        self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        self._server.newConnection.connect(self._on_new_connection)
+        self._sockets: list[QLocalSocket] = []
+
+    def listen(self) -> bool:
+        """Start listening; a stale socket left by a crashed instance is removed first."""
+        if self._server.listen(self.name):
+            return True
+        if self._server.serverError() == QAbstractSocket.SocketError.AddressInUseError:
+            QLocalServer.removeServer(self.name)
+            return self._server.listen(self.name)
+        return False
+
+    def close(self) -> None:
+        """Stop listening and drop connections still open."""
+        self._server.close()
+        for socket in list(self._sockets):
+            socket.readyRead.disconnect()
+            socket.abort()
+        self._sockets.clear()
+
+    def _on_new_connection(self) -> None:
+        while self._server.hasPendingConnections():
+            socket = self._server.nextPendingConnection()
+            self._sockets.append(socket)
+            socket.readyRead.connect(self._on_ready_read)
+            socket.disconnected.connect(self._on_disconnected)
+            self._on_ready_read()
+
+    def _on_ready_read(self) -> None:
+        for socket in self._sockets:
+            if socket.bytesAvailable() and b"activate" in bytes(socket.readAll().data()):
+                self.activated.emit()
+
+    def _on_disconnected(self) -> None:
+        for socket in [s for s in self._sockets if s.state() != s.LocalSocketState.ConnectedState]:
+            self._sockets.remove(socket)
+            socket.deleteLater()

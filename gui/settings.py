@@ -1,0 +1,79 @@
+"""Typed access to the app's QSettings: UI state only (domain data lives in SQLite)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow
+
+_MAX_RECENT = 8
+
+
+class Settings:
+    """Window state, the target interpreter, recent folders and the theme choice."""
+
+    def __init__(self, store: QSettings | None = None) -> None:
+        # QSettings() picks the platform location from the application identity set in app.py.
+        self._store = store if store is not None else QSettings()
+
+    def sync(self) -> None:
+        """Write pending changes to disk now."""
+        self._store.sync()
+
+    def save_window(self, window: QMainWindow, page: str) -> None:
+        """Remember geometry, dock/toolbar state and the open page."""
+        self._store.setValue("window/geometry", window.saveGeometry())
+        self._store.setValue("window/state", window.saveState())
+        self._store.setValue("window/page", page)
+        self._store.sync()
+
+    def restore_window(self, window: QMainWindow) -> bool:
+        """Restore geometry and state; False on the first launch."""
+        geometry = self._store.value("window/geometry")
+        state = self._store.value("window/state")
+        restored = isinstance(geometry, QByteArray) and window.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            window.restoreState(state)
+        return bool(restored)
+
+    def last_page(self) -> str | None:
+        """The page open when the app was last closed."""
+        value = self._store.value("window/page")
+        return str(value) if value else None
+
+    def target_python(self) -> str | None:
+        """The interpreter being diagnosed, or None for the app's own."""
+        value = self._store.value("target/python")
+        return str(value) if value else None
+
+    def set_target_python(self, path: str | None) -> None:
+        """Remember the target interpreter (None: the app's own) and add it to the recent list."""
+        if path:
+            self._store.setValue("target/python", path)
+            recent = [p for p in self.recent_pythons() if p != path]
+            self._store.setValue("target/recent", [path, *recent][:_MAX_RECENT])
+        else:
+            self._store.remove("target/python")
+        self._store.sync()
+
+    def recent_pythons(self) -> list[str]:
+        """Interpreters picked before, newest first."""
+        value = self._store.value("target/recent")
+        if isinstance(value, str):
+            return [value]
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+    def theme(self) -> str:
+        """ "system", "light" or "dark"."""
+        return str(self._store.value("ui/theme", "system"))
+
+    def set_theme(self, choice: str) -> None:
+        """Remember the theme choice."""
+        self._store.setValue("ui/theme", choice)
+
+    def last_dir(self, purpose: str) -> str:
+        """The folder a file dialog for `purpose` last used ("" if none)."""
+        return str(self._store.value(f"dirs/{purpose}", ""))
+
+    def set_last_dir(self, purpose: str, folder: str) -> None:
+        """Remember the folder a file dialog used."""
+        self._store.setValue(f"dirs/{purpose}", folder)

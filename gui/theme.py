@@ -1,0 +1,194 @@
+"""Light and dark colour schemes, the app-wide style sheet, and following the system's choice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from string import Template
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+from core.paths import resources_dir
+
+
+@dataclass(frozen=True)
+class Colors:
+    """One colour scheme; widgets that paint by hand read their colours from here."""
+
+    name: str
+    window: str
+    base: str
+    alt_base: str
+    text: str
+    muted: str
+    border: str
+    accent: str
+    accent_text: str
+    sidebar: str
+    selected: str
+    error: str
+    error_bg: str
+    warning: str
+    warning_bg: str
+    info: str
+    info_bg: str
+    ok: str
+    ok_bg: str
+    code_bg: str
+    highlight_line: str
+
+
+LIGHT = Colors(
+    name="light",
+    window="#f6f7f9",
+    base="#ffffff",
+    alt_base="#f3f5f8",
+    text="#1f2328",
+    muted="#59636e",
+    border="#d5dbe2",
+    accent="#2563eb",
+    accent_text="#ffffff",
+    sidebar="#eceff3",
+    selected="#dbe6fd",
+    error="#c4232d",
+    error_bg="#fdecec",
+    warning="#9a5b00",
+    warning_bg="#fff4d6",
+    info="#1f5fbf",
+    info_bg="#e8f0fd",
+    ok="#17803a",
+    ok_bg="#e6f4ea",
+    code_bg="#f3f5f8",
+    highlight_line="#fff1a8",
+)
+
+DARK = Colors(
+    name="dark",
+    window="#17191d",
+    base="#1f2228",
+    alt_base="#252932",
+    text="#e6e9ee",
+    muted="#9aa3ad",
+    border="#343a44",
+    accent="#4c8dff",
+    accent_text="#ffffff",
+    sidebar="#121417",
+    selected="#24395c",
+    error="#ff6b6b",
+    error_bg="#3a1f22",
+    warning="#f0b43c",
+    warning_bg="#3a3020",
+    info="#6aa6ff",
+    info_bg="#1d2b44",
+    ok="#4cc27a",
+    ok_bg="#1c3326",
+    code_bg="#14161a",
+    highlight_line="#5a4a12",
+)
+
+# Severity and verdict names from the core map onto these colour roles.
+ROLE_OF = {
+    "error": "error",
+    "warning": "warning",
+    "info": "info",
+    "ok": "ok",
+    "fixes": "ok",
+    "fixed": "ok",
+    "right": "ok",
+    "partial": "warning",
+    "partly_right": "warning",
+    "not_fixed": "error",
+    "does_not_fix": "error",
+    "wrong": "error",
+    "reproduced": "error",
+    "crashed": "error",
+    "timed_out": "warning",
+    "not_reproduced": "info",
+    "not_applicable": "info",
+    "skipped": "info",
+    "unverified": "muted",
+}
+
+
+def role_colors(colors: Colors, name: str) -> tuple[str, str]:
+    """(foreground, background) for a severity, verdict or outcome name."""
+    role = ROLE_OF.get(name, "muted")
+    if role == "muted":
+        return colors.muted, colors.alt_base
+    return getattr(colors, role), getattr(colors, f"{role}_bg")
+
+
+def style_sheet(colors: Colors) -> str:
+    """The app-wide style sheet (resources/app.qss) for one colour scheme."""
+    template = (resources_dir() / "app.qss").read_text(encoding="utf-8")
+    return Template(template).substitute(colors.__dict__)
+
+
+def palette(colors: Colors) -> QPalette:
+    """A Fusion palette matching the style sheet, so native-drawn parts agree with it."""
+    pal = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: colors.window,
+        QPalette.ColorRole.WindowText: colors.text,
+        QPalette.ColorRole.Base: colors.base,
+        QPalette.ColorRole.AlternateBase: colors.alt_base,
+        QPalette.ColorRole.Text: colors.text,
+        QPalette.ColorRole.Button: colors.base,
+        QPalette.ColorRole.ButtonText: colors.text,
+        QPalette.ColorRole.Highlight: colors.accent,
+        QPalette.ColorRole.HighlightedText: colors.accent_text,
+        QPalette.ColorRole.ToolTipBase: colors.base,
+        QPalette.ColorRole.ToolTipText: colors.text,
+        QPalette.ColorRole.PlaceholderText: colors.muted,
+        QPalette.ColorRole.Link: colors.accent,
+        QPalette.ColorRole.LinkVisited: colors.accent,
+    }
+    for role, value in roles.items():
+        pal.setColor(role, QColor(value))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor(colors.muted))
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor(colors.muted))
+    return pal
+
+
+def system_is_dark() -> bool:
+    """Whether the desktop asks for a dark scheme (Qt 6.5+ reads it from the platform)."""
+    hints = QGuiApplication.styleHints()
+    return bool(hints.colorScheme() == Qt.ColorScheme.Dark)
+
+
+class ThemeManager(QObject):
+    """Applies the chosen scheme ("system", "light" or "dark") and re-applies on system changes."""
+
+    changed = Signal(object)
+
+    def __init__(self, app: QApplication, choice: str = "system") -> None:
+        super().__init__(app)
+        self._app = app
+        self._choice = choice
+        self.colors = LIGHT
+        app.setStyle("Fusion")
+        app.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
+        self.apply()
+
+    @property
+    def choice(self) -> str:
+        """The user's choice: "system", "light" or "dark"."""
+        return self._choice
+
+    def set_choice(self, choice: str) -> None:
+        """Switch scheme; "system" follows the desktop."""
+        self._choice = choice if choice in ("system", "light", "dark") else "system"
+        self.apply()
+
+    def apply(self) -> None:
+        """Install palette and style sheet for the current choice."""
+        dark = self._choice == "dark" or (self._choice == "system" and system_is_dark())
+        self.colors = DARK if dark else LIGHT
+        self._app.setPalette(palette(self.colors))
+        self._app.setStyleSheet(style_sheet(self.colors))
+        self.changed.emit(self.colors)
+
+    def _on_color_scheme_changed(self, _scheme: object) -> None:
+        if self._choice == "system":
+            self.apply()
