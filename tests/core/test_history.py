@@ -1,0 +1,137 @@
+"""The user database on real SQLite files: runs, bench runs, migrations, corruption recovery."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.errors import HistoryError
+from core.history import MIGRATIONS, History
+from core.paths import user_db_path
+
+
+def a_run(scenario: str = "cuda/rnn-dtype-mismatch", outcome: str = "reproduced") -> dict[str, Any]:
+    return {
+        "scenario": {"id": scenario, "title": "t"},
+        "python": "/usr/bin/python3",
+        "outcome": outcome,
+        "environment": {"torch": {"version": "2.13.0"}},
+        "steps": [{"name": "repro", "kind": "repro", "outcome": outcome}],
+        "verdict": {"summary": "cast the input fixes it"},
+    }
+
+
+def test_default_location_is_the_user_data_dir_in_wal_mode() -> None:
+    with History.open() as history:
+        assert history.path == user_db_path()
+        mode = history.db.execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+        assert history.schema_version == len(MIGRATIONS)
+
+
+def test_runs_round_trip_newest_first_and_survive_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    with History.open(path) as history:
+        first = history.save_run(a_run())
+        second = history.save_run(a_run("cuda/cudnn-rnn-double-backward", "not_reproduced"))
+    with History.open(path) as history:
+        summaries = history.runs()
+        assert [r["id"] for r in summaries] == [second, first]
+        assert summaries[0]["scenario"] == "cuda/cudnn-rnn-double-backward"
+        assert summaries[1]["verdict"] == "cast the input fixes it"
+        assert summaries[1]["python"] == "/usr/bin/python3"
+        assert [r["id"] for r in history.runs(scenario="cuda/rnn-dtype-mismatch")] == [first]
+        full = history.get_run(first)
+        assert full["steps"] == a_run()["steps"]
+        assert full["id"] == first and full["created"]
+        latest = history.latest_run()
+        assert latest is not None and latest["id"] == second
+
+
+def test_unknown_run_id_is_a_history_error(tmp_path: Path) -> None:
+    with History.open(tmp_path / "h.sqlite") as history:
+        assert history.latest_run() is None
+        with pytest.raises(HistoryError, match="no wizard run with id 42"):
+            history.get_run(42)
+
+
+def test_bench_runs_round_trip(tmp_path: Path) -> None:
+    with History.open(tmp_path / "h.sqlite") as history:
+        payload = {"environment": {"gpu": "H100"}, "rows": [{"ms": 1.5}]}
+        lstm = history.save_bench("lstm", payload)
+        conv = history.save_bench("conv", {"rows": []})
+        assert [b["id"] for b in history.bench_runs()] == [conv, lstm]
+        assert [b["id"] for b in history.bench_runs(kind="lstm")] == [lstm]
+        stored = history.get_bench(lstm)
+        assert stored["payload"] == payload
+        assert stored["environment"] == {"gpu": "H100"}
+        assert stored["kind"] == "lstm"
+        with pytest.raises(HistoryError):
+            history.get_bench(999)
+
+
+def test_not_a_database_is_backed_up_and_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "history.sqlite"
+    path.write_bytes(b"this is not a database at all" * 100)
+    with caplog.at_level(logging.WARNING), History.open(path) as history:
+        assert history.warning is not None
+        backups = list(tmp_path.glob("history.sqlite.corrupt-*"))
+        assert len(backups) == 1
+        assert str(backups[0]) in history.warning
+        assert backups[0].read_bytes().startswith(b"this is not a database")
+        assert history.save_run(a_run()) == 1
+    assert any(str(backups[0]) in record.getMessage() for record in caplog.records)
+
+
+def test_failed_integrity_check_is_backed_up(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    with History.open(path) as history:
+        for _ in range(200):
+            history.save_run(a_run())
+        history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Overwrite a table page in the middle of the file: the header stays valid.
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 4 * page
+    data[3 * page : 4 * page] = b"\x13" * page
+    path.write_bytes(bytes(data))
+    with History.open(path) as history:
+        assert history.warning is not None and "corrupt-" in history.warning
+        assert history.runs() == []
+    assert len(list(tmp_path.glob("history.sqlite.corrupt-*"))) == 1
+
+
+def test_healthy_database_is_never_moved(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    with History.open(path) as history:
+        history.save_run(a_run())
+    with History.open(path) as history:
+        assert history.warning is None
+        assert len(history.runs()) == 1
+    assert list(tmp_path.glob("*.corrupt-*")) == []
+
+
+def test_newer_schema_is_refused_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    conn.close()
+    with pytest.raises(HistoryError, match="newer than this CUDA Clinic"):
+        History.open(path)
+    assert path.exists()
+
+
+def test_migrations_upgrade_an_empty_v0_database(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    sqlite3.connect(path).close()
+    with History.open(path) as history:
+        assert history.schema_version == len(MIGRATIONS)
+        assert {"wizard_runs", "bench_runs"} <= set(history.db.table_names())
+        check = history.db.execute("PRAGMA integrity_check").fetchall()
+        assert check == [("ok",)]
