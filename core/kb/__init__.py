@@ -1,0 +1,15 @@
+"""The knowledge base: entry files compiled to SQLite, browsed, searched and matched to errors."""
+
+from core.kb.schema import Citation, Entry, SeedClaim, Workaround
+from core.kb.store import KnowledgeBase, UnknownEntryError, ensure_built, open_kb
+
+__all__ = [
+    "Citation",
+    "Entry",
+    "KnowledgeBase",
+    "SeedClaim",
+    "UnknownEntryError",
+    "Workaround",
+    "ensure_built",
+    "open_kb",
+]

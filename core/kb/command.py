@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
     """Register `kb` and its subcommands."""
-    parser = subparsers.add_parser("kb", help="browse and check the knowledge base")
-    sub = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
-    validate = sub.add_parser("validate", help="check every entry file; exit 2 if any is bad")
-    validate.add_argument(
-        "directory", nargs="?", type=Path, help="entry directory (default: bundled)"
+    parser = subparsers.add_parser(
+        "kb", help="browse, search and check the knowledge base", description=__doc__
     )
+    sub = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
+    kb_opt = argparse.ArgumentParser(add_help=False)
+    kb_opt.add_argument(
+        "--kb", type=Path, help="a compiled .sqlite file or an entry directory (default: bundled)"
+    )
+    json_opt = argparse.ArgumentParser(add_help=False)
+    json_opt.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_parser("list", parents=[kb_opt, json_opt], help="list every entry")
+    show = sub.add_parser("show", parents=[kb_opt, json_opt], help="show one entry in full")
+    show.add_argument("id", help="entry id, e.g. cuda/cudnn-status-mapping-error")
+    search = sub.add_parser("search", parents=[kb_opt, json_opt], help="full-text search")
+    search.add_argument("query", nargs="+", help="words to look for")
+    search.add_argument("--limit", type=int, default=20, help="most results (default 20)")
+    build = sub.add_parser("build", help="compile the entry files into SQLite (if stale)")
+    build.add_argument("--source", type=Path, help="entry directory (default: bundled)")
+    build.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    build.add_argument("--quiet", action="store_true", help="print nothing on success")
+    validate = sub.add_parser("validate", help="check every entry file; exit 2 if any is bad")
+    validate.add_argument("directory", nargs="?", type=Path, help="entry directory")
     return parser
 
 
@@ -24,7 +43,57 @@ def run(args: argparse.Namespace) -> int:
     """Run the chosen `kb` subcommand."""
     if args.kb_command == "validate":
         return _validate(args.directory)
-    raise AssertionError(args.kb_command)
+    if args.kb_command == "build":
+        return _build(args.source, args.force, args.quiet)
+    from core.kb import open_kb
+    from core.kb.render import render_entry, render_list
+
+    with open_kb(args.kb) as kb:
+        if args.kb_command == "list":
+            entries = kb.entries()
+            _emit(args.json, [_brief(e) for e in entries], render_list(entries))
+        elif args.kb_command == "show":
+            entry = kb.get(args.id)
+            _emit(args.json, entry.to_dict(), render_entry(entry))
+        else:
+            if args.limit < 1:
+                from core.errors import UsageError
+
+                raise UsageError("--limit must be at least 1")
+            found = kb.search(" ".join(args.query), args.limit)
+            text = render_list(found) if found else "no entry matches\n"
+            _emit(args.json, [_brief(e) for e in found], text)
+    return 0
+
+
+def _brief(entry: Any) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "title": entry.title,
+        "category": entry.category,
+        "summary": entry.summary,
+    }
+
+
+def _emit(as_json: bool, data: Any, text: str) -> None:
+    if as_json:
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text)
+
+
+def _build(source: Path | None, force: bool, quiet: bool) -> int:
+    """Compile the KB if it is missing or stale (or always, with --force)."""
+    from core.kb.store import KnowledgeBase, ensure_built
+
+    start = time.perf_counter()
+    path = ensure_built(source, force=force)
+    if not quiet:
+        with KnowledgeBase(path) as kb:
+            count = kb.meta().get("entry_count", "?")
+        print(f"{path}: {count} entries ready ({time.perf_counter() - start:.2f} s)")
+    return 0
 
 
 def _validate(directory: Path | None) -> int:
@@ -36,10 +105,9 @@ def _validate(directory: Path | None) -> int:
     for line in result.errors:
         print(line)
     if result.errors:
-        print(
-            f"{len(result.errors)} bad file(s), {len(result.entries)} entries OK", file=sys.stderr
-        )
+        count = f"{len(result.errors)} bad file(s), {len(result.entries)} entries OK"
+        print(count, file=sys.stderr)
         return 2
-    note = "" if scenario_ids is not None else " (scenario ids not checked: no wizard registry yet)"
+    note = "" if scenario_ids is not None else " (scenario ids not checked: no wizard registry)"
     print(f"{len(result.entries)} entries OK{note}")
     return 0

@@ -1,0 +1,235 @@
+"""Compile KB entry files into a reproducible SQLite database (sqlite-utils, FTS5, migrations)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from core.kb.loader import entry_files
+from core.kb.schema import Entry, Workaround
+
+# Bump BUILDER_VERSION when the compiled content changes without a schema change,
+# so that stale caches are rebuilt.
+BUILDER_VERSION = "1"
+PAGE_SIZE = 4096
+FTS_COLUMNS = ("title", "summary", "error_codes_text", "signatures_text", "body")
+
+
+def _m1_tables(db: Database) -> None:
+    """Entries and their child rows; list-valued fields that are never queried are JSON."""
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("entries").create(
+        {
+            "id": str,
+            "title": str,
+            "domain": str,
+            "category": str,
+            "summary": str,
+            "error_codes": str,
+            "error_codes_text": str,
+            "signatures_text": str,
+            "masked_by": str,
+            "related": str,
+            "affected_versions": str,
+            "fixed_versions": str,
+            "confidence": str,
+            "scenario": str,
+            "seed": str,
+            "body": str,
+            "source": str,
+        },
+        pk="id",
+        not_null={"title", "domain", "category", "summary", "confidence"},
+    )
+    db.table("signatures").create(
+        {"entry_id": str, "kind": str, "position": int, "pattern": str},
+        pk=("entry_id", "kind", "position"),
+        foreign_keys=[("entry_id", "entries", "id")],
+    )
+    for name in ("workarounds", "dead_ends"):
+        db.table(name).create(
+            {
+                "entry_id": str,
+                "position": int,
+                "title": str,
+                "snippet": str,
+                "claimed_success": str,
+                "claim_source": str,
+                "verdict": str,
+                "evidence": str,
+                "step": str,
+                "notes": str,
+            },
+            pk=("entry_id", "position"),
+            foreign_keys=[("entry_id", "entries", "id")],
+        )
+    db.table("seed_claims").create(
+        {
+            "entry_id": str,
+            "position": int,
+            "claim": str,
+            "claimed_success": str,
+            "verdict": str,
+            "evidence": str,
+        },
+        pk=("entry_id", "position"),
+        foreign_keys=[("entry_id", "entries", "id")],
+    )
+    db.table("citations").create(
+        {"entry_id": str, "position": int, "ref": str, "title": str, "url": str},
+        pk=("entry_id", "position"),
+        foreign_keys=[("entry_id", "entries", "id")],
+    )
+
+
+def _m2_search(db: Database) -> None:
+    """FTS5 over the text a user searches; porter stemming so 'initialize' finds 'initialized'."""
+    db.table("entries").enable_fts(FTS_COLUMNS, fts_version="FTS5", tokenize="porter")
+    db.table("entries").create_index(["category"])
+
+
+# Ordered migrations: user_version N means the first N have been applied.
+MIGRATIONS: tuple[Callable[[Database], None], ...] = (_m1_tables, _m2_search)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: Database) -> None:
+    """Apply the pending migrations in order, recording progress in PRAGMA user_version."""
+    current = db.execute("PRAGMA user_version").fetchone()[0]
+    for number, step in enumerate(MIGRATIONS[current:], start=current + 1):
+        with db.conn:
+            step(db)
+            db.execute(f"PRAGMA user_version = {number}")
+
+
+def source_digest(root: Path) -> str:
+    """A hash of every entry file (path and bytes) plus the schema and builder versions."""
+    digest = hashlib.sha256(f"schema={SCHEMA_VERSION};builder={BUILDER_VERSION}".encode())
+    for path in entry_files(root):
+        rel = path.relative_to(root).as_posix()
+        digest.update(f"\0{rel}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
+    """Every table's rows in a fixed order."""
+    tables: dict[str, list[dict[str, Any]]] = {
+        name: []
+        for name in (
+            "entries",
+            "signatures",
+            "workarounds",
+            "dead_ends",
+            "seed_claims",
+            "citations",
+        )
+    }
+    for entry in sorted(entries, key=lambda e: e.id):
+        tables["entries"].append(_entry_row(entry))
+        sigs = [("signature", s) for s in entry.signatures]
+        sigs += [("context", s) for s in entry.context_signatures]
+        counters = {"signature": 0, "context": 0}
+        for kind, pattern in sigs:
+            row = {
+                "entry_id": entry.id,
+                "kind": kind,
+                "position": counters[kind],
+                "pattern": pattern,
+            }
+            tables["signatures"].append(row)
+            counters[kind] += 1
+        for name, items in (("workarounds", entry.workarounds), ("dead_ends", entry.dead_ends)):
+            tables[name] += [_workaround_row(entry.id, i, w) for i, w in enumerate(items)]
+        for i, claim in enumerate(entry.seed_claims):
+            row = {"entry_id": entry.id, "position": i, "claim": claim.claim}
+            row |= {"claimed_success": claim.claimed_success, "verdict": claim.verdict}
+            tables["seed_claims"].append(row | {"evidence": claim.evidence})
+        for i, cite in enumerate(entry.citations):
+            row = {"entry_id": entry.id, "position": i, "ref": cite.ref}
+            tables["citations"].append(row | {"title": cite.title, "url": cite.url})
+    return tables
+
+
+def _entry_row(entry: Entry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "title": entry.title,
+        "domain": entry.domain,
+        "category": entry.category,
+        "summary": entry.summary,
+        "error_codes": json.dumps(list(entry.error_codes)),
+        "error_codes_text": " ".join(entry.error_codes),
+        # Searchable words of the regexes: backslash escapes would only add noise.
+        "signatures_text": "\n".join(s.replace("\\", "") for s in entry.signatures),
+        "masked_by": json.dumps(list(entry.masked_by)),
+        "related": json.dumps(list(entry.related)),
+        "affected_versions": entry.affected_versions,
+        "fixed_versions": entry.fixed_versions,
+        "confidence": entry.confidence,
+        "scenario": entry.scenario,
+        "seed": entry.seed,
+        "body": entry.body,
+        "source": entry.source,
+    }
+
+
+def _workaround_row(entry_id: str, position: int, item: Workaround) -> dict[str, Any]:
+    return {
+        "entry_id": entry_id,
+        "position": position,
+        "title": item.title,
+        "snippet": item.snippet,
+        "claimed_success": item.claimed_success,
+        "claim_source": item.claim_source,
+        "verdict": item.verdict,
+        "evidence": json.dumps(list(item.evidence)),
+        "step": item.step,
+        "notes": item.notes,
+    }
+
+
+def write_database(entries: Iterable[Entry], dest: Path, digest: str) -> None:
+    """Build the database at `dest` atomically: a temp file beside it, then os.replace."""
+    entries = list(entries)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".kb-", suffix=".sqlite", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        _fill(tmp, entries, digest)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _fill(path: Path, entries: list[Entry], digest: str) -> None:
+    """Create the schema and insert every row in sorted order, then VACUUM for stable bytes."""
+    path.unlink(missing_ok=True)
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+        conn.execute("PRAGMA journal_mode = DELETE")
+        db = Database(conn)
+        migrate(db)
+        with conn:
+            for table, rows in _rows(entries).items():
+                if rows:
+                    db.table(table).insert_all(rows)
+            meta = {"schema_version": str(SCHEMA_VERSION), "builder_version": BUILDER_VERSION}
+            meta |= {"source_digest": digest, "entry_count": str(len(entries))}
+            db.table("meta").insert_all([{"key": k, "value": v} for k, v in sorted(meta.items())])
+        db.table("entries").populate_fts(FTS_COLUMNS)
+        conn.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+        conn.commit()
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
