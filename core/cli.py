@@ -13,7 +13,11 @@ from core.errors import ClinicError
 
 # Each module exposes `add_parser(subparsers)` and `run(args) -> int`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "core.env.command",
     "core.kb.command",
+    "core.kb.match_command",
+    "core.report.command",
+    "core.bench.command",
 )
 
 PROG = "cuda-clinic"

@@ -13,12 +13,13 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from core.kb.anchors import analyse
 from core.kb.loader import entry_files
 from core.kb.schema import Entry, Workaround
 
 # Bump BUILDER_VERSION when the compiled content changes without a schema change,
 # so that stale caches are rebuilt.
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 PAGE_SIZE = 4096
 FTS_COLUMNS = ("title", "summary", "error_codes_text", "signatures_text", "body")
 
@@ -49,8 +50,16 @@ def _m1_tables(db: Database) -> None:
         pk="id",
         not_null={"title", "domain", "category", "summary", "confidence"},
     )
+    # anchors/literal_chars are precomputed for the matcher (core/kb/anchors.py).
     db.table("signatures").create(
-        {"entry_id": str, "kind": str, "position": int, "pattern": str},
+        {
+            "entry_id": str,
+            "kind": str,
+            "position": int,
+            "pattern": str,
+            "anchors": str,
+            "literal_chars": int,
+        },
         pk=("entry_id", "kind", "position"),
         foreign_keys=[("entry_id", "entries", "id")],
     )
@@ -145,7 +154,9 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
                 "position": counters[kind],
                 "pattern": pattern,
             }
-            tables["signatures"].append(row)
+            analysis = analyse(pattern)
+            row["anchors"] = json.dumps([[a.kind, a.word] for a in analysis.anchors])
+            tables["signatures"].append(row | {"literal_chars": analysis.literal_chars})
             counters[kind] += 1
         for name, items in (("workarounds", entry.workarounds), ("dead_ends", entry.dead_ends)):
             tables[name] += [_workaround_row(entry.id, i, w) for i, w in enumerate(items)]

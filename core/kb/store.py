@@ -32,6 +32,8 @@ class SignatureRow:
     kind: str  # "signature" | "context"
     position: int
     pattern: str
+    anchors: tuple[tuple[str, str], ...]  # (kind, word) alternatives, see core/kb/anchors.py
+    literal_chars: int
 
 
 def cache_dir() -> Path:
@@ -126,6 +128,8 @@ class KnowledgeBase:
             )
         self._conn.row_factory = sqlite3.Row
         self._signatures: list[SignatureRow] | None = None
+        # Derived, read-only structures keyed by their builder (e.g. the matcher's index).
+        self.derived: dict[str, Any] = {}
 
     def close(self) -> None:
         """Close the connection."""
@@ -178,10 +182,13 @@ class KnowledgeBase:
         """Every signature and context signature, in entry and position order (cached)."""
         if self._signatures is None:
             sql = (
-                "SELECT entry_id, kind, position, pattern FROM signatures "
+                "SELECT entry_id, kind, position, pattern, anchors, literal_chars FROM signatures "
                 "ORDER BY entry_id, kind DESC, position"
             )
-            self._signatures = [SignatureRow(*row) for row in self._conn.execute(sql)]
+            self._signatures = [
+                SignatureRow(e, k, p, pat, tuple((a, w) for a, w in json.loads(anc)), lit)
+                for e, k, p, pat, anc, lit in self._conn.execute(sql)
+            ]
         return self._signatures
 
     def search(self, query: str, limit: int = 20) -> list[Entry]:

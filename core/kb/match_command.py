@@ -1,0 +1,110 @@
+"""`cuda-clinic match`: paste an error (file or stdin), get the documented cause."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from core.errors import UsageError
+
+if TYPE_CHECKING:
+    from core.kb.matcher import MatchReport
+
+MAX_READ_BYTES = 64 * 1024 * 1024  # beyond this only the tail is read: errors are at the end
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register `match`."""
+    parser = subparsers.add_parser(
+        "match",
+        help="match an error message or log to the knowledge base",
+        description="Match an error message, traceback or whole log to known errors. "
+        "Reads FILE, or standard input when FILE is '-' or missing.",
+    )
+    parser.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="log file or -")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--top", type=int, default=5, metavar="N", help="most matches (default 5)")
+    parser.add_argument("--kb", type=Path, help="a compiled .sqlite file or an entry directory")
+    return parser
+
+
+def read_input(source: str) -> str:
+    """The text of FILE or stdin, decoded leniently (binary junk becomes replacement chars)."""
+    if source == "-":
+        if sys.stdin.isatty():
+            print("Paste the error, then press Ctrl-D (Ctrl-Z Enter on Windows):", file=sys.stderr)
+        return _decode(_read_tail(sys.stdin.buffer))
+    path = Path(source)
+    if not path.is_file():
+        raise UsageError(f"{source}: no such file")
+    try:
+        with path.open("rb") as handle:
+            size = path.stat().st_size
+            if size > MAX_READ_BYTES:
+                handle.seek(size - MAX_READ_BYTES)
+            return _decode(handle.read(MAX_READ_BYTES))
+    except OSError as exc:
+        raise UsageError(f"{source}: cannot be read: {exc.strerror}") from None
+
+
+def _read_tail(stream: BinaryIO) -> bytes:
+    """Read a stream, keeping only its last MAX_READ_BYTES."""
+    chunks: list[bytes] = []
+    kept = 0
+    while chunk := stream.read(1024 * 1024):
+        chunks.append(chunk)
+        kept += len(chunk)
+        while kept - len(chunks[0]) >= MAX_READ_BYTES:
+            kept -= len(chunks.pop(0))
+    return b"".join(chunks)[-MAX_READ_BYTES:]
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Match the input and print the ranked entries."""
+    if args.top < 1:
+        raise UsageError("--top must be at least 1")
+    from core.kb import match, open_kb
+
+    text = read_input(args.file)
+    with open_kb(args.kb) as kb:
+        report = match(text, kb, top=args.top)
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_report(report))
+    return 0
+
+
+def render_report(report: MatchReport) -> str:
+    """The report as a few readable lines."""
+    out: list[str] = []
+    confident = report.confident
+    if not confident:
+        out.append(
+            "No confident match: this text does not contain an error the knowledge base knows."
+        )
+    for n, m in enumerate(report.matches):
+        if n == len(confident) and confident and n < len(report.matches):
+            out += ["", "Weaker matches:"]
+        label = "near miss" if m.role == "near_miss" else f"{m.confidence:.2f}"
+        out.append(f"{'=>' if n == 0 and m.confident else '  '} [{label}] {m.id}  {m.title}")
+        for ev in m.evidence[:3]:
+            repeat = f" (x{ev.count})" if ev.count > 1 else ""
+            out.append(f"       line {ev.line}{repeat}: {ev.text}")
+        if m.note:
+            out.append(f"       note: {m.note}")
+    if report.truncated:
+        out.append("(input was long: only its end was scanned)")
+    if report.matches:
+        out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,364 @@
+"""Match pasted error text to KB entries: signatures decide, full-text search breaks ties."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.kb.scan import Hit, Log, SignatureIndex, find_hits, prepare
+from core.kb.store import KnowledgeBase
+
+CONFIDENT = 0.5
+MAX_EVIDENCE = 5
+EVIDENCE_CHARS = 300
+CONTEXT_LINES = 40  # a context signature counts when this close to a signature line
+_EXCEPTION = re.compile(
+    r"\w*(?:error|exception|interrupt)\s*:|what\(\)\s*:|thcudacheck fail|terminate called|"
+    r"^\s*E\d{4}\b|\bfatal\b",
+    re.IGNORECASE,
+)
+_WARNING = re.compile(r"\w*warning\s*:|\bwarn\b", re.IGNORECASE)
+_GPU_WORDS = re.compile(
+    r"cuda|cudnn|cublas|cufft|cusparse|curand|nccl|\bgpu|nvidia|nvml|device-side|\bsm_\d|"
+    r"\bcu\d{3}\b|accelerator",
+    re.IGNORECASE,
+)
+# Noise in front of repeated lines: "[rank3]:", "[default0]:", timestamps, log levels.
+_PREFIX = re.compile(
+    r"^(?:\s*(?:\[[^\]]{0,40}\]|\d{4}-\d\d-\d\d[ T][\d:.,]+|\d\d:\d\d:\d\d[\d.,]*|"
+    r"(?:rank|default)\d+|INFO|WARNING|ERROR|DEBUG)\s*:?)+\s*"
+)
+_QUERY_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "is",
+        "was",
+        "be",
+        "for",
+        "with",
+        "and",
+        "or",
+        "not",
+        "by",
+        "from",
+        "this",
+        "that",
+        "it",
+        "as",
+        "are",
+        "file",
+        "line",
+        "error",
+        "runtimeerror",
+        "exception",
+        "traceback",
+        "most",
+        "recent",
+        "call",
+        "last",
+        "self",
+        "py",
+    ]
+)
+# Library status errors are reported by the next library call after the real failure.
+_MASKED_BY_FAULT = frozenset({"cudnn", "cublas", "kernel-fault"})
+_MASKED_BY_MEMORY = frozenset({"cudnn", "cublas"})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A log line that matched: 1-based line number, the (trimmed) text, how often it repeated."""
+
+    line: int
+    text: str
+    kind: str = "signature"  # "signature" | "context" | "search"
+    count: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"line": self.line, "text": self.text, "kind": self.kind, "count": self.count}
+
+
+@dataclass(frozen=True)
+class Match:
+    """One KB entry ranked against the input."""
+
+    id: str
+    title: str
+    category: str
+    confidence: float
+    evidence: tuple[Evidence, ...]
+    note: str = ""
+    role: str = "error"  # "error" | "root_cause" | "near_miss"
+    signatures_hit: int = 0
+
+    @property
+    def confident(self) -> bool:
+        """Whether this match clears the confidence bar."""
+        return self.confidence >= CONFIDENT
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (DESIGN.md: id, title, confidence, evidence, plus extras)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "confidence": self.confidence,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "category": self.category,
+            "note": self.note,
+            "role": self.role,
+            "signatures_hit": self.signatures_hit,
+            "confident": self.confident,
+        }
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """Ranked matches plus what the log says about masks."""
+
+    matches: tuple[Match, ...]
+    headline: str | None = None
+    root_cause: dict[str, Any] | None = None
+    lines_scanned: int = 0
+    truncated: bool = False
+
+    @property
+    def confident(self) -> list[Match]:
+        """The matches at or above the confidence bar."""
+        return [m for m in self.matches if m.confident]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: {"matches": [...], ...}."""
+        return {
+            "matches": [m.to_dict() for m in self.matches],
+            "headline": self.headline,
+            "root_cause": self.root_cause,
+            "lines_scanned": self.lines_scanned,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass
+class _Candidate:
+    """Signature hits of one entry, being scored."""
+
+    entry_id: str
+    main: list[Hit] = field(default_factory=list)
+    context: list[Hit] = field(default_factory=list)
+    score: float = 0.0
+    tiebreak: int = 0
+    note: str = ""
+    role: str = "error"
+
+    @property
+    def first(self) -> int:
+        return min(h.line for h in self.main)
+
+    @property
+    def last(self) -> int:
+        return max(h.line for h in self.main)
+
+
+def match(text: str, kb: KnowledgeBase, top: int = 5) -> MatchReport:
+    """Rank the KB entries that explain `text` (any log, traceback or junk)."""
+    log = prepare(text)
+    index = SignatureIndex.of(kb)
+    candidates = _group(find_hits(log, index), index)
+    info = kb.titles(sorted(candidates))
+    _score(candidates, log, index)
+    _break_ties(candidates, log, kb)
+    ranked = sorted(candidates.values(), key=lambda c: (-round(c.score, 2), c.tiebreak, c.entry_id))
+    root = _find_mask(ranked, info)
+    matches = [_to_match(c, info, log) for c in ranked[:top]]
+    if not ranked:
+        matches = _near_misses(log, kb, min(top, 3))
+    headline = ranked[0].entry_id if ranked and ranked[0].score >= CONFIDENT else None
+    return MatchReport(
+        matches=tuple(matches),
+        headline=headline,
+        root_cause=root,
+        lines_scanned=len(log.lines),
+        truncated=log.truncated,
+    )
+
+
+def _group(hits: list[Hit], index: SignatureIndex) -> dict[str, _Candidate]:
+    """Hits per entry; entries with only context hits are dropped."""
+    groups: dict[str, _Candidate] = {}
+    for hit in hits:
+        row = index.sigs[hit.sig].row
+        cand = groups.setdefault(row.entry_id, _Candidate(row.entry_id))
+        (cand.main if row.kind == "signature" else cand.context).append(hit)
+    return {k: v for k, v in groups.items() if v.main}
+
+
+def _line_kind(text: str) -> str:
+    if _EXCEPTION.search(text[:2000]):
+        return "exception"
+    if _WARNING.search(text[:2000]):
+        return "warning"
+    return "plain"
+
+
+def _score(candidates: dict[str, _Candidate], log: Log, index: SignatureIndex) -> None:
+    """Confidence from specificity, the kind of line, distinct signatures, context, recency."""
+    kinds: dict[int, str] = {}
+    for cand in candidates.values():
+        for hit in cand.main:
+            kinds.setdefault(hit.line, _line_kind(log.lines[hit.line]))
+    exception_lines = [line for line, kind in kinds.items() if kind == "exception"]
+    final_line = max(exception_lines or kinds or [0])
+    for cand in candidates.values():
+        specificity = max(index.sigs[h.sig].specificity for h in cand.main)
+        line_kinds = {kinds[h.line] for h in cand.main}
+        score = 0.30 + 0.30 * specificity
+        score += 0.20 if "exception" in line_kinds else 0.10 if "warning" in line_kinds else 0.0
+        if len({h.sig for h in cand.main}) >= 2:
+            score += 0.08
+        main_lines = [h.line for h in cand.main]
+        if any(min(abs(c.line - m) for m in main_lines) <= CONTEXT_LINES for c in cand.context):
+            score += 0.08
+        cand.score = min(score, 0.98)
+    # The error the log ends with is the headline: rank it above earlier confident errors.
+    finals = [c for c in candidates.values() if final_line in {h.line for h in c.main}]
+    others = [c.score for c in candidates.values() if c not in finals]
+    for cand in finals:
+        cand.score = min(0.99, max(cand.score + 0.05, max(others, default=0.0) + 0.01))
+
+
+def _break_ties(candidates: dict[str, _Candidate], log: Log, kb: KnowledgeBase) -> None:
+    """Entries with equal scores are ordered by full-text relevance to their matched lines."""
+    by_score: dict[float, list[_Candidate]] = defaultdict(list)
+    for cand in candidates.values():
+        by_score[round(cand.score, 2)].append(cand)
+    for group in by_score.values():
+        if len(group) < 2:
+            continue
+        lines = sorted({h.line for c in group for h in c.main})[-3:]
+        query = " ".join(_query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))
+        ranked = kb.search_ids(query, limit=200, any_word=True) if query else []
+        order = {entry_id: pos for pos, entry_id in enumerate(ranked)}
+        for cand in group:
+            cand.tiebreak = order.get(cand.entry_id, len(order))
+
+
+def _find_mask(
+    ranked: list[_Candidate], info: dict[str, tuple[str, str, list[str]]]
+) -> dict[str, Any] | None:
+    """If the headline error is a known mask of an earlier error in the log, name the root."""
+    if not ranked or ranked[0].score < CONFIDENT:
+        return None
+    head = ranked[0]
+    _title, head_cat, masked_by = info[head.entry_id]
+    roots = []
+    for cand in ranked[1:]:
+        if cand.first >= head.first or cand.score < CONFIDENT:
+            continue
+        cat = info[cand.entry_id][1]
+        if (
+            cand.entry_id in masked_by
+            or (cat == "kernel-fault" and head_cat in _MASKED_BY_FAULT)
+            or (cat == "memory" and head_cat in _MASKED_BY_MEMORY)
+        ):
+            roots.append(cand)
+    if not roots:
+        return None
+    root = min(roots, key=lambda c: c.first)
+    root.role = "root_cause"
+    root.note = (
+        f"likely root cause: seen at line {root.first + 1}, before {head.entry_id} "
+        f"(line {head.first + 1}), which it usually explains"
+    )
+    head.note = (
+        f"likely masked by an earlier error: {info[root.entry_id][0]} (line {root.first + 1}); "
+        "fix that first"
+    )
+    return {"id": root.entry_id, "line": root.first + 1, "masks": head.entry_id}
+
+
+def _evidence(cand: _Candidate, log: Log) -> tuple[Evidence, ...]:
+    """Distinct matched lines (repeats by ranks collapsed with a count), last ones first."""
+    seen: dict[str, list[int]] = {}
+    tagged = [(h.line, "signature") for h in cand.main] + [
+        (h.line, "context") for h in cand.context
+    ]
+    kinds: dict[str, str] = {}
+    for line, kind in sorted(set(tagged)):
+        key = _PREFIX.sub("", log.lines[line]).strip()[:EVIDENCE_CHARS]
+        seen.setdefault(key, []).append(line)
+        kinds.setdefault(key, kind)
+    items = [
+        Evidence(lines[-1] + 1, _trim(log.lines[lines[-1]]), kinds[key], len(lines))
+        for key, lines in seen.items()
+    ]
+    items.sort(key=lambda e: (e.kind != "signature", -e.line))
+    return tuple(items[:MAX_EVIDENCE])
+
+
+def _trim(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+
+
+def _to_match(cand: _Candidate, info: dict[str, tuple[str, str, list[str]]], log: Log) -> Match:
+    title, category, _masked = info[cand.entry_id]
+    return Match(
+        id=cand.entry_id,
+        title=title,
+        category=category,
+        confidence=round(cand.score, 2),
+        evidence=_evidence(cand, log),
+        note=cand.note,
+        role=cand.role,
+        signatures_hit=len({h.sig for h in cand.main}),
+    )
+
+
+def _query_words(text: str) -> list[str]:
+    """Distinctive words of a line for a full-text query (no numbers, paths or stop words)."""
+    words = []
+    for word in re.findall(r"[A-Za-z_][A-Za-z_]{2,}", text):
+        low = word.lower()
+        if low not in _QUERY_STOP and low not in words:
+            words.append(low)
+    return words[:12]
+
+
+def _near_misses(log: Log, kb: KnowledgeBase, limit: int) -> list[Match]:
+    """Entries sharing words with the last GPU-flavoured error lines, when no signature matched."""
+    lines = []
+    for i in range(len(log.lines) - 1, -1, -1):
+        text = log.lines[i][:2000]
+        if _GPU_WORDS.search(text) and _EXCEPTION.search(text):
+            lines.append(i)
+            if len(lines) == 3:
+                break
+    if not lines:
+        return []
+    query = " ".join(_query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))
+    found = kb.search_ids(query, limit=limit, any_word=True) if query else []
+    info = kb.titles(found[:limit])
+    evidence = tuple(
+        Evidence(i + 1, _trim(log.lines[i]), "search") for i in sorted(lines, reverse=True)
+    )
+    return [
+        Match(
+            id=entry_id,
+            title=info[entry_id][0],
+            category=info[entry_id][1],
+            confidence=round(max(0.05, 0.3 - 0.05 * rank), 2),
+            evidence=evidence,
+            note="near miss: no signature matched; this entry shares words with the error lines",
+            role="near_miss",
+        )
+        for rank, entry_id in enumerate(found[:limit])
+    ]
