@@ -1,0 +1,171 @@
+"""Diagnostic report: one JSON model, redacted by default, rendered to JSON, Markdown and HTML.
+
+API (what the GUI's Report page and the `cuda-clinic report` command use)::
+
+    from core.report import build_report, redact, render, render_marked, diff_reports
+
+    report = build_report(environment=env.to_dict(), error_text=log, matches=mr.to_dict(),
+                          wizard_runs=[run.to_dict()], benchmarks=[sweep], charts=[chart])
+    # or: report = collect(python=None, error_text=log, run_ids=None)  (calls the producers)
+
+    shared, items = redact(report)          # redacted deep copy + list[Redaction]
+    #   Redaction(id="r3", kind="huggingface-token", label="[REDACTED huggingface-token #1]",
+    #             original="hf_...", path=("environment", "env_vars", "HF_TOKEN"),
+    #             start=0, end=31, in_key=False)
+    #   `path` is where the label sits in `shared`, [start, end) its span in that string.
+    #   shared["redaction"] == {"enabled": True, "total": N, "counts": {kind: n, ...}}
+
+    render(shared, "md" | "html" | "json")                   # the text to export
+    render(shared, "html", redactions=items, reveal={"r3"})  # export with r3 put back
+    render(shared, "html", redactions=items, reveal=ids, highlight=True)
+    #   preview: every redaction is <mark class="redaction" id="redaction-r3"
+    #   data-redaction="r3">label</mark> (class "redaction revealed" when revealed)
+    text, marks = render_marked(shared, "md", items, reveal=ids)
+    #   plain-text preview (md/json) + list[Mark(redaction_id, start, end, revealed)]
+    #   giving the character span of each redaction in `text`, for a QTextEdit highlighter.
+
+    diff_reports(a, b) -> list[Difference(category, field, a, b)]   most relevant first
+    load_report(path) -> dict   (a saved JSON report, checked against docs/report-schema.json)
+
+PDF is rendered by `gui.report_pdf.render_pdf(report, ...)` (Qt); the core never imports it.
+Labels are stable within one report: the same value always gets the same label, so two GPUs
+stay `GPU-UUID-1` and `GPU-UUID-2`. Redaction never mutates its input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.errors import UsageError
+from core.report.collect import collect
+from core.report.diff import Difference, diff_reports, render_diff
+from core.report.model import SCHEMA_VERSION, build_report
+from core.report.redact import Redaction, Redactor, Secrets
+from core.report.schema import SchemaError, validate
+from core.report.scrub import Mark, counts, mark, redact_report, reveal, strip_marks
+
+TEXT_FORMATS = ("json", "md", "html")
+FORMATS = (*TEXT_FORMATS, "pdf")
+
+__all__ = [
+    "FORMATS",
+    "SCHEMA_VERSION",
+    "Difference",
+    "Mark",
+    "Redaction",
+    "Redactor",
+    "SchemaError",
+    "Secrets",
+    "build_report",
+    "collect",
+    "diff_reports",
+    "load_report",
+    "redact",
+    "render",
+    "render_diff",
+    "render_marked",
+    "validate",
+]
+
+
+def redact(
+    report: dict[str, Any], secrets: Secrets | None = None
+) -> tuple[dict[str, Any], list[Redaction]]:
+    """A redacted copy of `report` (with its `redaction` summary filled in) and the redactions.
+
+    `secrets` defaults to this machine's (secret-looking env vars, home, user, host name);
+    identifiers the report itself carries (GPU UUIDs and serials) are always added.
+    """
+    shared, items = redact_report(report, secrets)
+    merged = Counter(counts(items))
+    before = report.get("redaction") or {}
+    if before.get("enabled"):  # a saved report redacted earlier: keep what it already counted
+        merged.update(before.get("counts") or {})
+    shared["redaction"] = {
+        "enabled": True,
+        "total": sum(merged.values()),
+        "counts": dict(merged.most_common()),
+    }
+    return shared, items
+
+
+def unredacted(report: dict[str, Any]) -> dict[str, Any]:
+    """The report marked as NOT redacted (the renderers then print a loud warning)."""
+    return {**report, "redaction": {"enabled": False, "total": 0, "counts": {}}}
+
+
+def render(
+    report: dict[str, Any],
+    fmt: str,
+    *,
+    redactions: Sequence[Redaction] = (),
+    reveal: Collection[str] = (),
+    highlight: bool = False,
+) -> str:
+    """The report as `fmt` text (json, md, html); `reveal` puts chosen redactions back.
+
+    `highlight` wraps every redaction in a <mark> (html) for the preview; never export that.
+    """
+    if fmt == "pdf":
+        raise UsageError("PDF is rendered by the desktop app: use gui.report_pdf.render_pdf")
+    if fmt not in TEXT_FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if highlight and fmt == "html":
+        report = mark(report, redactions, reveal)
+    elif reveal:
+        report = _revealed(report, redactions, reveal)
+    text = _render(report, fmt)
+    return text if highlight and fmt == "html" else strip_marks(text)[0]
+
+
+def render_marked(
+    report: dict[str, Any],
+    fmt: str,
+    redactions: Sequence[Redaction],
+    reveal: Collection[str] = (),
+) -> tuple[str, list[Mark]]:
+    """Plain text (md or json) and where each redaction landed in it, for preview highlights."""
+    if fmt not in ("md", "json"):
+        raise UsageError("marked previews are plain text: md or json")
+    return strip_marks(_render(mark(report, redactions, reveal), fmt))
+
+
+def _revealed(
+    report: dict[str, Any], redactions: Sequence[Redaction], ids: Collection[str]
+) -> dict[str, Any]:
+    out = reveal(report, redactions, ids)
+    red = dict(out.get("redaction") or {})
+    red["revealed"] = sum(1 for r in redactions if r.id in ids)
+    out["redaction"] = red
+    return out
+
+
+def _render(report: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "md":
+        from core.report.markdown import render_markdown
+
+        return render_markdown(report)
+    from core.report.html import render_html
+
+    return render_html(report)
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """Read a saved JSON report and check it against the schema (UsageError if it is not one)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read report {path}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from exc
+    try:
+        validate(data)
+    except SchemaError as exc:
+        raise UsageError(f"{path} is not a cuda-clinic report: {exc}") from exc
+    return data  # type: ignore[no-any-return]

@@ -1,0 +1,100 @@
+"""Gather a report's parts from the producers: env detection, the KB matcher, the user database."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from core.report.fields import summary_rows
+from core.report.model import build_report
+
+LATEST_SCENARIOS = 5  # default report: the newest run of each of this many scenarios
+
+
+def collect(
+    *,
+    python: str | None = None,
+    deep: bool = False,
+    environment: dict[str, Any] | None = None,
+    error_text: str | None = None,
+    run_ids: Sequence[int] | None = None,
+    bench_ids: Sequence[int] | None = None,
+    latest: bool = True,
+) -> dict[str, Any]:
+    """Build a report from this machine: detect the env (unless given), match `error_text`,
+    attach the chosen wizard/benchmark runs (or, with `latest`, the newest ones)."""
+    if environment is None:
+        from core.env import detect
+
+        environment = detect(python, deep=deep).to_dict()
+    matches = _match(error_text) if error_text else None
+    runs, benches = _history(run_ids, bench_ids, latest)
+    charts = [c for bench in benches for c in bench_charts(bench)]
+    return build_report(
+        environment=environment,
+        error_text=error_text,
+        matches=matches,
+        wizard_runs=[compact_run(r) for r in runs],
+        benchmarks=[compact_run(b) for b in benches],
+        charts=charts,
+    )
+
+
+def _match(text: str) -> dict[str, Any]:
+    from core.kb import match, open_kb
+
+    return match(text, open_kb()).to_dict()
+
+
+def _history(
+    run_ids: Sequence[int] | None, bench_ids: Sequence[int] | None, latest: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from core.history import History
+
+    with History.open() as history:
+        if run_ids:
+            runs = [history.get_run(i) for i in run_ids]
+        elif latest:
+            newest: dict[str, int] = {}
+            for row in history.runs(limit=200):
+                newest.setdefault(str(row["scenario"]), int(row["id"]))
+            runs = [history.get_run(i) for i in list(newest.values())[:LATEST_SCENARIOS]]
+        else:
+            runs = []
+        if bench_ids:
+            benches = [history.get_bench(i) for i in bench_ids]
+        elif latest and not run_ids:
+            newest_bench: dict[str, int] = {}
+            for row in history.bench_runs(limit=50):
+                newest_bench.setdefault(str(row["kind"]), int(row["id"]))
+            benches = [history.get_bench(i) for i in newest_bench.values()]
+        else:
+            benches = []
+    return runs, [_bench_payload(b) for b in benches]
+
+
+def _bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
+    payload = dict(stored.get("payload") or stored)
+    payload.setdefault("id", stored.get("id"))
+    payload.setdefault("created", stored.get("created"))
+    payload.setdefault("kind", stored.get("kind"))
+    return payload
+
+
+def bench_charts(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Chart entries (id, title, svg, data) for one benchmark payload, via core.bench.charts."""
+    from core.bench.charts import build_charts, render_svg
+
+    return [
+        {"id": c.id, "title": c.title, "svg": render_svg(c), "data": c.to_dict()}
+        for c in build_charts(payload)
+    ]
+
+
+def compact_run(run: dict[str, Any]) -> dict[str, Any]:
+    """A run without its full environment copy (the report has one); its key rows stay."""
+    out = dict(run)
+    env = out.pop("environment", None)
+    if isinstance(env, dict):
+        out["environment_summary"] = [list(row) for row in summary_rows(env)]
+    return out

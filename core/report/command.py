@@ -1,0 +1,190 @@
+"""`cuda-clinic report`: build, redact and export the diagnostic report; `report diff A B`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.errors import UsageError
+
+_SUFFIX_FORMATS = {
+    ".json": "json",
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+}
+DEFAULT_PDF = "cuda-clinic-report.pdf"
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register `report` and `report diff`."""
+    parser = subparsers.add_parser(
+        "report",
+        help="export a diagnostic report (redacted by default)",
+        description="Build the diagnostic report (environment, findings, pasted error and its "
+        "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
+        "IP/MAC/e-mail addresses and GPU serials are redacted unless --no-redact is given.",
+    )
+    parser.add_argument("-o", "--output", metavar="PATH", help="write here (default: stdout)")
+    parser.add_argument(
+        "--format",
+        choices=("json", "md", "html", "pdf"),
+        help="output format (default: from -o's suffix, else md)",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="RUN_ID",
+        type=int,
+        action="append",
+        dest="runs",
+        help="attach this saved wizard run (repeatable; default: the latest runs)",
+    )
+    parser.add_argument(
+        "--bench",
+        metavar="BENCH_ID",
+        type=int,
+        action="append",
+        dest="benches",
+        help="attach this saved benchmark run (repeatable)",
+    )
+    parser.add_argument(
+        "--error",
+        metavar="FILE",
+        help="attach a pasted error log ('-' for stdin) and its KB matches",
+    )
+    parser.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="keep secrets and identities (the report says so loudly)",
+    )
+    parser.add_argument("--python", metavar="PATH", help="target interpreter to diagnose")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="do not import torch in the target (faster, but the cuDNN really loaded and "
+        "torch.cuda.is_available() are then missing)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        metavar="REPORT.json",
+        help="re-render a saved JSON report instead of collecting a new one",
+    )
+    sub = parser.add_subparsers(dest="report_action", metavar="ACTION")
+    diff = sub.add_parser(
+        "diff",
+        help="what differs between two saved JSON reports",
+        description="Works here, broken there: the versions, libraries, "
+        "findings and wizard outcomes that differ, most relevant first.",
+    )
+    diff.add_argument("a", metavar="A.json")
+    diff.add_argument("b", metavar="B.json")
+    diff.add_argument("--json", action="store_true", help="print the differences as JSON")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `report` or `report diff`."""
+    if getattr(args, "report_action", None) == "diff":
+        return _diff(args)
+    fmt = args.format or _SUFFIX_FORMATS.get(Path(args.output or "").suffix.lower(), "md")
+    report, items = _prepare(args)
+    if fmt == "pdf":
+        return _pdf(report, args.output or DEFAULT_PDF)
+    from core.report import render
+
+    text = render(report, fmt, redactions=items)
+    if args.output:
+        _write(Path(args.output), text.encode("utf-8"))
+        print(
+            f"cuda-clinic: wrote {args.output} ({fmt}, {len(text):,} characters)", file=sys.stderr
+        )
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
+    from core.report import collect, load_report, redact, unredacted
+
+    if args.source:
+        report = load_report(args.source)
+    else:
+        report = collect(
+            python=args.python,
+            deep=not args.quick,
+            error_text=_read_error(args.error),
+            run_ids=args.runs,
+            bench_ids=args.benches,
+        )
+    if args.no_redact:
+        print(
+            "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "
+            "names and GPU serials",
+            file=sys.stderr,
+        )
+        return unredacted(report), []
+    shared, items = redact(report)
+    summary = shared["redaction"]
+    counts = ", ".join(f"{n} {kind}" for kind, n in summary["counts"].items())
+    print(
+        f"cuda-clinic: redacted {summary['total']} values" + (f": {counts}" if counts else ""),
+        file=sys.stderr,
+    )
+    return shared, items
+
+
+def _read_error(path: str | None) -> str | None:
+    if path is None:
+        return None
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read error log {path}: {exc.strerror or exc}") from exc
+
+
+def _pdf(report: dict[str, Any], output: str) -> int:
+    try:
+        # The PDF renderer lives with the GUI (it needs Qt); the name is looked up at run time
+        # so that the headless core never depends on it.
+        module = importlib.import_module("gui.report_pdf")
+    except ImportError:
+        raise UsageError("PDF needs the GUI extra (PySide6); use --format html or md") from None
+    data: bytes = module.render_pdf(report)
+    _write(Path(output), data)
+    print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
+    return 0
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from core.report import diff_reports, load_report, render_diff
+
+    diffs = diff_reports(load_report(args.a), load_report(args.b))
+    if args.json:
+        print(
+            json.dumps(
+                {"a": args.a, "b": args.b, "differences": [d.to_dict() for d in diffs]},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        sys.stdout.write(render_diff(diffs, Path(args.a).name, Path(args.b).name))
+    return 0

@@ -1,0 +1,179 @@
+"""Summary rows and the fields upstream bug templates ask for, read from the env JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Env = Mapping[str, Any] | None
+
+# (template, field as the template words it, env JSON paths tried in order). The list is the
+# union of PyTorch's collect_env, `transformers env` and NVIDIA's `python -m cudnn.collect_env`;
+# docs/report.md explains each mapping. A field the environment did not collect stays None,
+# shown as "not collected", never guessed.
+TEMPLATE_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("pytorch", "PyTorch version", ("torch.version",)),
+    ("pytorch", "Is debug build", ("torch.debug",)),
+    ("pytorch", "CUDA used to build PyTorch", ("torch.cuda",)),
+    ("pytorch", "ROCM used to build PyTorch", ("torch.hip",)),
+    ("pytorch", "OS", ("platform.distribution", "platform.system")),
+    ("pytorch", "GCC version", ("toolchain.gcc",)),
+    ("pytorch", "Clang version", ("toolchain.clang",)),
+    ("pytorch", "CMake version", ("toolchain.cmake",)),
+    ("pytorch", "Libc version", ("platform.libc",)),
+    ("pytorch", "Python version", ("python.version",)),
+    ("pytorch", "Python platform", ("platform.machine",)),
+    ("pytorch", "Is CUDA available", ("torch.is_available",)),
+    (
+        "pytorch",
+        "CUDA runtime version (nvcc)",
+        ("toolkits.nvcc.version", "toolkits.toolkits.0.version"),
+    ),
+    ("pytorch", "CUDA_MODULE_LOADING set to", ("env_vars.CUDA_MODULE_LOADING",)),
+    ("pytorch", "GPU models and configuration", ("gpus",)),
+    ("pytorch", "Nvidia driver version", ("driver.version",)),
+    ("pytorch", "cuDNN version", ("torch.cudnn_version", "cudnn.version")),
+    ("pytorch", "Is XNNPACK available", ("torch.xnnpack",)),
+    ("pytorch", "CPU", ("cpu.model",)),
+    ("pytorch", "Versions of relevant libraries", ("packages.pip", "packages.conda")),
+    ("transformers", "Platform", ("platform",)),
+    ("transformers", "PyTorch version (accelerator?)", ("torch.version",)),
+    ("transformers", "GPU type", ("gpus.0.name",)),
+    ("transformers", "Using GPU in script? (devices torch sees)", ("torch.device_count",)),
+    ("cudnn-collect-env", "driver max CUDA (NVML)", ("driver.cuda_max",)),
+    ("cudnn-collect-env", "torch.backends.cudnn.version()", ("torch.cudnn_version",)),
+    ("cudnn-collect-env", "libcudnn LOADED from", ("cudnn.loaded_from", "cudnn.expected_from")),
+    ("cudnn-collect-env", "libcudnn copies on disk", ("cudnn.copies",)),
+    (
+        "cudnn-collect-env",
+        "loaded CUDA libraries (cublas, cudart, nvrtc, libcuda)",
+        ("loaded_libraries",),
+    ),
+    ("cudnn-collect-env", "compute capability vs torch arch list", ("torch.arch_list",)),
+    (
+        "cudnn-collect-env",
+        "declared nvidia-cudnn pin vs installed",
+        ("torch.declared_cudnn", "cudnn.declared"),
+    ),
+    ("cudnn-collect-env", "environment variables (CUDA*, CUDNN*, TORCH*, NCCL*)", ("env_vars",)),
+)
+
+
+def lookup(env: Env, path: str) -> Any:
+    """The value at dotted `path` in the env JSON (list indexes as numbers), or None."""
+    node: Any = env
+    for part in path.split("."):
+        if isinstance(node, Mapping):
+            node = node.get(part)
+        elif isinstance(node, Sequence) and not isinstance(node, str) and part.isdigit():
+            node = node[int(part)] if int(part) < len(node) else None
+        else:
+            return None
+        if node is None:
+            return None
+    return node
+
+
+def first(env: Env, paths: Sequence[str]) -> tuple[Any, str | None]:
+    """The first collected value among `paths` and the path it came from."""
+    for path in paths:
+        value = lookup(env, path)
+        if value not in (None, "", [], {}):
+            return value, path
+    return None, None
+
+
+def upstream_fields(env: Env) -> list[dict[str, Any]]:
+    """Every field the upstream templates ask for, with our value and where it came from."""
+    out = []
+    for template, name, paths in TEMPLATE_FIELDS:
+        value, source = first(env, paths)
+        out.append(
+            {
+                "template": template,
+                "field": name,
+                "value": _short(value, name),
+                "source": f"environment.{source}" if source else None,
+            }
+        )
+    return out
+
+
+def _short(value: Any, name: str) -> Any:
+    """Collapse structured values into one readable line where a template expects one line."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if name == "GPU models and configuration":
+        return "; ".join(_gpu_line(g) for g in value if isinstance(g, Mapping)) or None
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={v}" for k, v in value.items() if not isinstance(v, dict | list))
+    if isinstance(value, list):
+        return ", ".join(_item(v) for v in value)
+    return str(value)
+
+
+def _item(value: Any) -> str:
+    if not isinstance(value, Mapping):
+        return str(value)
+    if value.get("name") and value.get("version"):
+        return f"{value['name']}=={value['version']}"
+    for key in ("path", "directory", "name"):
+        if value.get(key):
+            return str(value[key])
+    return str(value)
+
+
+def _gpu_line(gpu: Mapping[str, Any]) -> str:
+    cc = gpu.get("compute_capability")
+    cc_text = f"sm_{str(cc).replace('.', '')}" if cc else "sm_?"
+    mem = gpu.get("memory_total_mb")
+    mem_text = f", {round(float(mem) / 1024)} GiB" if isinstance(mem, int | float) else ""
+    return f"GPU {gpu.get('index', '?')}: {gpu.get('name', '?')} ({cc_text}{mem_text})"
+
+
+def summary_rows(env: Env) -> list[tuple[str, str]]:
+    """The at-a-glance rows: torch, CUDA (all three), cuDNN loaded, driver, GPUs, Python, OS."""
+    if env is None:
+        return []
+    torch_v, _ = first(env, ("torch.version",))
+    torch_err, _ = first(env, ("torch.import_error",))
+    cuda_build, _ = first(env, ("torch.cuda",))
+    cuda_max, _ = first(env, ("driver.cuda_max",))
+    toolkit, _ = first(env, ("toolkits.nvcc.version", "toolkits.toolkits.0.version"))
+    cudnn_v, _ = first(env, ("cudnn.version", "torch.cudnn_version"))
+    loaded, _ = first(env, ("cudnn.loaded_from",))
+    copies = lookup(env, "cudnn.copies")
+    gpus = lookup(env, "gpus") or []
+    py, _ = first(env, ("python.version",))
+    os_name, _ = first(env, ("platform.distribution", "platform.system"))
+    torch_text = str(torch_v) if torch_v else f"not importable ({torch_err})" if torch_err else ""
+    cudnn_text = str(cudnn_v or "")
+    if cudnn_v and loaded:
+        cudnn_text += f" (loaded from {loaded})"
+    if isinstance(copies, list) and len(copies) > 1:
+        cudnn_text += f"; {len(copies)} copies on disk"
+    cuda_text = " / ".join(
+        f"{name} {value}"
+        for name, value in (
+            ("driver max", cuda_max),
+            ("torch build", cuda_build),
+            ("toolkit", toolkit),
+        )
+        if value
+    )
+    rows = [
+        ("PyTorch", torch_text),
+        ("CUDA", cuda_text),
+        ("cuDNN", cudnn_text),
+        ("Driver", str(lookup(env, "driver.version") or "")),
+        ("GPUs", "; ".join(_gpu_line(g) for g in gpus if isinstance(g, Mapping))),
+        ("Python", _one_line(py)),
+        ("OS", _one_line(os_name)),
+    ]
+    return [(label, value or "not found") for label, value in rows]
+
+
+def _one_line(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return " ".join(str(v) for v in value.values() if isinstance(v, str | int | float))
+    return "" if value is None else str(value)

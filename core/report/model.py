@@ -1,0 +1,132 @@
+"""The canonical report model: one JSON-ready dict built from the producers' plain dicts."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from core import __version__
+from core.report.fields import summary_rows, upstream_fields
+
+SCHEMA_VERSION = 1
+REPORT_KIND = "cuda-clinic-report"
+SEVERITIES = ("error", "warning", "info")
+
+
+def build_report(
+    *,
+    environment: Mapping[str, Any] | None = None,
+    error_text: str | None = None,
+    matches: Mapping[str, Any] | None = None,
+    wizard_runs: Sequence[Mapping[str, Any]] = (),
+    benchmarks: Sequence[Mapping[str, Any]] = (),
+    charts: Sequence[Mapping[str, Any]] = (),
+    findings: Sequence[Mapping[str, Any]] = (),
+    generated_at: _dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)."""
+    env = _plain(environment) if environment is not None else None
+    all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
+    when = generated_at or _dt.datetime.now(_dt.UTC)
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": REPORT_KIND,
+        "generated_at": when.isoformat(timespec="seconds"),
+        "app": {"name": "cuda-clinic", "version": __version__},
+        "redaction": {"enabled": False, "total": 0, "counts": {}},
+        "summary": {},
+        "upstream_fields": upstream_fields(env),
+        "environment": env,
+        "findings": all_findings,
+        "error": _error_section(error_text, matches),
+        "wizard_runs": [_plain(r) for r in wizard_runs],
+        "benchmarks": [_plain(b) for b in benchmarks],
+        "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
+    }
+    report["summary"] = summarize(report)
+    return report
+
+
+def summarize(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Status, one headline sentence and the key rows a reader needs before anything else."""
+    findings = report.get("findings") or []
+    by_sev = Counter(str(f.get("severity", "info")) for f in findings)
+    status = next((s for s in SEVERITIES[:2] if by_sev.get(s)), "ok")
+    env = report.get("environment")
+    rows = summary_rows(env)
+    parts = [f"{by_sev[s]} {s}{'s' if by_sev[s] != 1 else ''}" for s in SEVERITIES if by_sev[s]]
+    finding_text = ", ".join(parts) if parts else "no findings"
+    stack = ", ".join(f"{label} {value}" for label, value in rows[:3] if value)
+    headline = f"{finding_text}" + (f" — {stack}" if stack else "")
+    if env is None:
+        headline = f"{finding_text} — environment not collected"
+    runs = report.get("wizard_runs") or []
+    verdicts = [
+        str(r.get("verdict", {}).get("summary", ""))
+        if isinstance(r.get("verdict"), dict)
+        else str(r.get("verdict") or "")
+        for r in runs
+    ]
+    return {
+        "status": status,
+        "headline": headline,
+        "finding_counts": {s: by_sev.get(s, 0) for s in SEVERITIES},
+        "rows": [[label, value] for label, value in rows],
+        "top_match": _top_match(report.get("error")),
+        "wizard_verdicts": [v for v in verdicts if v],
+    }
+
+
+def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not error or not error.get("matches"):
+        return None
+    best = max(error["matches"], key=lambda m: float(m.get("confidence", 0)))
+    return {"id": best.get("id"), "title": best.get("title"), "confidence": best.get("confidence")}
+
+
+def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if text is None and not matches:
+        return None
+    body = text or ""
+    return {
+        "text": body,
+        "line_count": body.count("\n") + (1 if body and not body.endswith("\n") else 0),
+        "matches": [_plain(m) for m in (matches or {}).get("matches", [])],
+    }
+
+
+def _env_findings(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    if not env:
+        return []
+    return [_plain(f) for f in env.get("findings") or []]
+
+
+def _chart(chart: Mapping[str, Any], index: int) -> dict[str, Any]:
+    c = _plain(chart)
+    return {
+        "id": str(c.get("id") or f"chart-{index}"),
+        "title": str(c.get("title") or f"Chart {index}"),
+        "svg": str(c.get("svg") or ""),
+        "data": c.get("data") if c.get("data") is not None else {},
+    }
+
+
+def _plain(obj: Any) -> Any:
+    """A JSON-ready copy: objects with `to_dict()` are converted, tuples become lists."""
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        obj = obj.to_dict()
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, str | int | float | bool) or obj is None:
+        return obj
+    return str(obj)
+
+
+def worst_first(findings: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Findings ordered error, warning, info (stable within a severity)."""
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(findings, key=lambda f: rank.get(str(f.get("severity")), len(rank)))

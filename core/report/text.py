@@ -1,0 +1,116 @@
+"""Small text helpers the renderers share: formatting values, step rows, generic tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MAX_TABLE_COLUMNS = 8
+
+
+def fmt(value: Any) -> str:
+    """A value as one short human string."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return str(value)
+
+
+def duration(value: Any) -> str:
+    """Seconds as '12 ms' / '3.4 s'."""
+    if not isinstance(value, int | float):
+        return fmt(value)
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
+
+
+def verdict_text(run: Mapping[str, Any]) -> str:
+    """A wizard run's verdict as one sentence (the verdict may be a string or a dict)."""
+    verdict = run.get("verdict")
+    if isinstance(verdict, Mapping):
+        return str(verdict.get("summary") or verdict.get("text") or fmt(verdict))
+    return fmt(verdict) if verdict else "no verdict"
+
+
+def scenario_name(run: Mapping[str, Any]) -> str:
+    """The scenario's title or id."""
+    scenario = run.get("scenario")
+    if isinstance(scenario, Mapping):
+        return str(scenario.get("title") or scenario.get("id") or "wizard run")
+    return str(scenario or "wizard run")
+
+
+STEP_COLUMNS = ("Step", "Kind", "Outcome", "Time", "Error")
+
+
+def step_rows(run: Mapping[str, Any]) -> list[list[str]]:
+    """One row per wizard step: name, kind, outcome, duration, error (first line)."""
+    rows = []
+    for step in run.get("steps") or []:
+        if not isinstance(step, Mapping):
+            continue
+        error = str(step.get("error") or "").strip().splitlines()
+        rows.append(
+            [
+                str(step.get("name", "?")),
+                str(step.get("kind", "")),
+                str(step.get("outcome", "")),
+                duration(step.get("duration_s")),
+                error[-1][:200] if error else "",
+            ]
+        )
+    return rows
+
+
+def step_logs(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(step name, log text) for steps that kept output (stdout/stderr/log)."""
+    out = []
+    for step in run.get("steps") or []:
+        if not isinstance(step, Mapping):
+            continue
+        parts = [str(step[k]) for k in ("log", "stdout", "stderr") if step.get(k)]
+        if parts:
+            out.append((str(step.get("name", "?")), "\n".join(parts)))
+    return out
+
+
+def table_of(records: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
+    """Columns (first seen order, at most MAX_TABLE_COLUMNS) and rows for a list of flat dicts."""
+    columns: list[str] = []
+    for rec in records:
+        if isinstance(rec, Mapping):
+            for key, value in rec.items():
+                if key not in columns and not isinstance(value, Mapping | list):
+                    columns.append(str(key))
+    columns = columns[:MAX_TABLE_COLUMNS]
+    rows = [[fmt(rec.get(c)) for c in columns] for rec in records if isinstance(rec, Mapping)]
+    return columns, rows
+
+
+def bench_tables(bench: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Tables for one benchmark result: every list of flat dicts it holds, by key."""
+    out = []
+    for key, value in bench.items():
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            columns, rows = table_of(value)
+            if columns:
+                out.append((str(key), columns, rows))
+    return out
+
+
+def bench_title(bench: Mapping[str, Any], index: int) -> str:
+    """A benchmark's name (kind/sweep/title) or its position."""
+    for key in ("title", "name", "kind", "sweep"):
+        if bench.get(key):
+            return str(bench[key])
+    return f"Benchmark {index}"
+
+
+def scalars(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The scalar (non-list, non-dict) fields of a dict as (key, text)."""
+    return [(str(k), fmt(v)) for k, v in obj.items() if not isinstance(v, Mapping | list)]
