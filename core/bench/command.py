@@ -1,0 +1,149 @@
+"""`cuda-clinic bench`: run the LSTM/convolution sweeps, list, show and compare saved runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `bench` and its actions."""
+    parser: argparse.ArgumentParser = subparsers.add_parser("bench", help=HELP, description=HELP)
+    actions = parser.add_subparsers(dest="bench_action", metavar="ACTION", required=True)
+    for kind, what in (
+        ("lstm", "the LSTM criteria sweep (dtype x alignment x cuDNN on/off x cell loop x layers)"),
+        ("conv", "the convolution sweep (benchmark x deterministic x dtype x memory format)"),
+    ):
+        sub = actions.add_parser(kind, help=f"run {what}", description=f"Run {what}.")
+        sub.add_argument("--json", action="store_true", help="print the full result as JSON")
+        sub.add_argument("--quick", action="store_true", help="fewer sizes and shorter timing")
+        sub.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
+        sub.add_argument("--no-save", action="store_true", help="do not store the run")
+        _charts_option(sub)
+    show = actions.add_parser("show", help="show a saved run")
+    show.add_argument("id", type=int)
+    show.add_argument("--json", action="store_true")
+    _charts_option(show)
+    listing = actions.add_parser("list", help="list saved runs, newest first")
+    listing.add_argument("--kind", choices=("lstm", "conv"))
+    listing.add_argument("--json", action="store_true")
+    compare = actions.add_parser("compare", help="compare two saved runs (A before, B after)")
+    compare.add_argument("before", type=int, metavar="A")
+    compare.add_argument("after", type=int, metavar="B")
+    compare.add_argument("--json", action="store_true")
+    _charts_option(compare)
+    return parser
+
+
+def _charts_option(parser: argparse.ArgumentParser) -> None:
+    """--charts DIR: also write the charts as SVG (light and dark)."""
+    parser.add_argument(
+        "--charts",
+        metavar="DIR",
+        type=Path,
+        help="write the charts as SVG files (light and dark theme) into DIR",
+    )
+
+
+def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
+    """Write each chart as `<id>-light.svg` and `<id>-dark.svg`; returns the paths."""
+    if directory is None:
+        return []
+    from core.bench.charts import render_svg
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for chart in charts:
+        for theme in ("light", "dark"):
+            path = directory / f"{chart.id}-{theme}.svg"
+            path.write_text(render_svg(chart, theme), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def _progress(event: dict[str, Any]) -> None:
+    """Progress lines on stderr, so stdout stays clean JSON with --json."""
+    if event.get("stage") in ("probe", "ceilings", "config"):
+        print(event.get("message", ""), file=sys.stderr, flush=True)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """Run one sweep, print it, write charts; exit 1 when some configuration failed."""
+    from core.bench import run_sweep
+    from core.bench.charts import build_charts
+    from core.bench.render import render_sweep
+
+    payload = run_sweep(
+        args.bench_action,
+        quick=args.quick,
+        python=args.python,
+        on_event=_progress,
+        save=not args.no_save,
+    )
+    paths = _write_charts(args.charts, build_charts(payload))
+    print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
+    if paths and not args.json:
+        print(f"\nCharts: {len(paths)} SVG files in {args.charts}")
+    return 1 if payload.get("failed") or payload.get("status") != "complete" else 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    """Print one saved run."""
+    from core.bench.charts import build_charts
+    from core.bench.render import render_sweep
+    from core.history import History
+
+    with History.open() as history:
+        run = history.get_bench(args.id)
+    payload = {**run["payload"], "id": run["id"], "created": run["created"]}
+    _write_charts(args.charts, build_charts(payload))
+    print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    """Print the saved runs with their device and software."""
+    from core.bench.render import run_summary
+    from core.history import History
+
+    with History.open() as history:
+        runs = [history.get_bench(int(r["id"])) for r in history.bench_runs(kind=args.kind)]
+    rows = [run_summary(run) for run in runs]
+    if args.json:
+        print(json.dumps({"runs": rows}, indent=2))
+    elif not rows:
+        print("No saved benchmark runs yet: run `cuda-clinic bench lstm` or `bench conv`.")
+    else:
+        for row in rows:
+            print(
+                f"#{row['id']:<4} {row['created']}  {row['kind']:<4}  {row['results']:>3} "
+                f"results  {row['where']}"
+            )
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Compare two saved runs."""
+    from core.bench.charts import compare_chart
+    from core.bench.compare import compare_runs
+    from core.bench.render import render_comparison
+    from core.history import History
+
+    with History.open() as history:
+        before, after = history.get_bench(args.before), history.get_bench(args.after)
+    report = compare_runs(before, after)
+    labels = (f"#{before['id']}", f"#{after['id']}")
+    _write_charts(args.charts, [compare_chart(before["payload"], after["payload"], labels)])
+    print(json.dumps(report, indent=2) if args.json else render_comparison(report))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch the bench action."""
+    handlers = {"lstm": _sweep, "conv": _sweep, "show": _show, "list": _list, "compare": _compare}
+    return handlers[args.bench_action](args)

@@ -1,0 +1,315 @@
+"""Plain recommendations from a sweep, each citing the measured numbers and where they came from.
+
+Reusable outside the CLI: the KB entry `cuda/cudnn-rnn-performance` is updated from the text
+of `recommend(payload)` on a GPU run, with `environment_line(payload)` naming the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+Row = dict[str, Any]
+# A difference counts only when it is this large and the p10-p90 spreads do not overlap.
+MIN_RATIO = 1.1
+GPU_WORDS = {
+    "fp32": "strict fp32 (TF32 off)",
+    "tf32": "fp32 with TF32",
+    "fp16": "fp16",
+    "bf16": "bf16",
+}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One finding: a short title, the advice with its numbers, and the rows it rests on."""
+
+    id: str
+    title: str
+    text: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data."""
+        return asdict(self)
+
+
+def cudnn_version_text(version: int | None) -> str | None:
+    """`torch.backends.cudnn.version()` as dotted text (91900 -> 9.19.0, 8902 -> 8.9.2)."""
+    if not version:
+        return None
+    if version >= 10000:
+        return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+    return f"{version // 1000}.{version % 1000 // 100}.{version % 100}"
+
+
+def environment_line(payload: dict[str, Any]) -> str:
+    """Where the numbers come from, e.g. `NVIDIA H200, driver 580.95, torch 2.11, cuDNN 9.19.0`."""
+    env = payload.get("environment", {})
+    if payload.get("device", {}).get("type") == "cuda":
+        parts = [str(env.get("gpu") or payload["device"].get("name"))]
+        if env.get("driver"):
+            parts.append(f"driver {env['driver']}")
+    else:
+        parts = [f"the CPU ({env.get('cpu') or 'unknown'}, {env.get('threads')} threads)"]
+    parts.append(f"torch {env.get('torch')}")
+    cudnn = cudnn_version_text(env.get("cudnn"))
+    if cudnn and payload.get("device", {}).get("type") == "cuda":
+        parts.append(f"cuDNN {cudnn}")
+    return ", ".join(parts)
+
+
+def _words(payload: dict[str, Any]) -> dict[str, str]:
+    """Names of the dtypes in text (TF32 is only a question on a GPU)."""
+    if payload.get("device", {}).get("type") == "cuda":
+        return GPU_WORDS
+    return {**GPU_WORDS, "fp32": "fp32"}
+
+
+def _ms(row: Row) -> str:
+    """A median time with sensible precision."""
+    value = float(row["median_ms"])
+    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+
+
+def _faster(fast: Row, slow: Row) -> float | None:
+    """How many times faster `fast` is, when measurably so (else None)."""
+    ratio = float(slow["median_ms"]) / float(fast["median_ms"])
+    if ratio >= MIN_RATIO and float(fast["p90_ms"]) < float(slow["p10_ms"]):
+        return ratio
+    return None
+
+
+def _evidence(*rows: Row) -> list[dict[str, Any]]:
+    """The cited rows, trimmed to what a reader needs."""
+    keep = ("name", "median_ms", "p10_ms", "p90_ms", "repeats")
+    return [{k: row[k] for k in keep} for row in rows]
+
+
+def _pick(rows: Iterable[Row], **want: Any) -> Row | None:
+    """The first row whose params match every `want` item."""
+    for row in rows:
+        if all(row["params"].get(k) == v for k, v in want.items()):
+            return row
+    return None
+
+
+def _in_group(payload: dict[str, Any], group: str) -> list[Row]:
+    """Measured rows of one chart group."""
+    return [row for row in payload.get("results", []) if group in row.get("groups", [])]
+
+
+def _size(row: Row) -> str:
+    """I/H/B of an LSTM row."""
+    p = row["params"]
+    return f"{p['input_size']}/{p['hidden_size']}/{p['batch']}"
+
+
+def _lstm_precision(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:
+    """Half precision vs fp32 (and TF32 vs strict fp32) at the largest aligned size."""
+    aligned = [r for r in rows if r["params"]["aligned"]]
+    if not aligned:
+        return []
+    largest = max(aligned, key=lambda r: r["params"]["hidden_size"] * r["params"]["batch"])
+    same = [r for r in aligned if _size(r) == _size(largest)]
+    recs = []
+    best = min(same, key=lambda r: r["median_ms"])
+    base = _pick(same, dtype="tf32") or _pick(same, dtype="fp32")
+    if base is not None and best is not base:
+        ratio = _faster(best, base)
+        dtype = best["params"]["dtype"]
+        if ratio:
+            text = (
+                f"Use {words[dtype]} (e.g. torch.autocast) with sizes that are "
+                f"multiples of 8: {_ms(best)} vs {_ms(base)} in "
+                f"{words[base['params']['dtype']]} ({ratio:.1f}x faster) for "
+                f"input/hidden/batch {_size(best)}, one training step, on {where}."
+            )
+        else:
+            text = (
+                f"Lower precision gave no measurable gain at input/hidden/batch "
+                f"{_size(best)}: {words[dtype]} {_ms(best)} vs {_ms(base)} in "
+                f"{words[base['params']['dtype']]}, on {where}. Small LSTMs are "
+                "bound by launch latency, not arithmetic."
+            )
+        recs.append(Recommendation("lstm-precision", "Precision", text, _evidence(best, base)))
+    strict, tf32 = _pick(same, dtype="fp32"), _pick(same, dtype="tf32")
+    if strict and tf32 and (ratio := _faster(tf32, strict)):
+        recs.append(
+            Recommendation(
+                "lstm-tf32",
+                "Keep TF32 allowed",
+                f"Keep torch.backends.cudnn.allow_tf32 = True (the default) for fp32 models: "
+                f"{_ms(tf32)} with TF32 vs {_ms(strict)} in strict fp32 ({ratio:.1f}x) at "
+                f"{_size(tf32)}, on {where}.",
+                _evidence(tf32, strict),
+            )
+        )
+    return recs
+
+
+def _lstm_alignment(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:
+    """The worst slowdown of a misaligned size against its aligned twin, per the same dtype."""
+    worst: tuple[float, Row, Row] | None = None
+    for slow in (r for r in rows if not r["params"]["aligned"]):
+        twins = [
+            r
+            for r in rows
+            if r["params"]["aligned"] and r["params"]["dtype"] == slow["params"]["dtype"]
+        ]
+        if not twins:
+            continue
+        fast = min(
+            twins, key=lambda r: abs(r["params"]["hidden_size"] - slow["params"]["hidden_size"])
+        )
+        ratio = float(slow["median_ms"]) / float(fast["median_ms"])
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, fast, slow)
+    if worst is None:
+        return []
+    ratio, fast, slow = worst
+    dtype = words[fast["params"]["dtype"]]
+    if _faster(fast, slow):
+        text = (
+            f"Make input, hidden and batch sizes multiples of 8: {_size(slow)} took "
+            f"{_ms(slow)} vs {_ms(fast)} at {_size(fast)} in {dtype} ({ratio:.1f}x slower "
+            f"while doing slightly less work), on {where}."
+        )
+    else:
+        text = (
+            f"Size alignment made no measurable difference here: {_size(slow)} {_ms(slow)} "
+            f"vs {_size(fast)} {_ms(fast)} in {dtype} (largest gap of the sweep), on {where}."
+        )
+    return [Recommendation("lstm-alignment", "Size alignment", text, _evidence(fast, slow))]
+
+
+def _lstm_impl(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:
+    """nn.LSTM (cuDNN, or ATen native) against a hand-written loop, training step."""
+    recs = []
+    for dtype in dict.fromkeys(r["params"]["dtype"] for r in rows):
+        picks = {
+            i: _pick(rows, impl=i, dtype=dtype, mode="train")
+            for i in ("cudnn", "native", "cell_loop")
+        }
+        lib = picks["cudnn"] or picks["native"]
+        loop = picks["cell_loop"]
+        if lib and loop and (ratio := _faster(lib, loop)):
+            recs.append(
+                Recommendation(
+                    f"lstm-cell-loop-{dtype}",
+                    "Use nn.LSTM, not a hand-written cell loop",
+                    f"Replace a hand-written per-time-step LSTM with nn.LSTM: {_ms(lib)} vs "
+                    f"{_ms(loop)} for the loop ({ratio:.1f}x) in {words[dtype]} at "
+                    f"{_size(lib)}, one training step, on {where}.",
+                    _evidence(lib, loop),
+                )
+            )
+        if (
+            picks["cudnn"]
+            and picks["native"]
+            and (ratio := _faster(picks["cudnn"], picks["native"]))
+        ):
+            recs.append(
+                Recommendation(
+                    f"lstm-cudnn-{dtype}",
+                    "Keep cuDNN enabled",
+                    f"Keep torch.backends.cudnn.enabled = True: cuDNN took {_ms(picks['cudnn'])} "
+                    f"vs {_ms(picks['native'])} with ATen's native kernels ({ratio:.1f}x) in "
+                    f"{words[dtype]} at {_size(picks['cudnn'])}, on {where}.",
+                    _evidence(picks["cudnn"], picks["native"]),
+                )
+            )
+        if len(recs) >= 2:
+            break
+    return recs
+
+
+def _twin(rows: list[Row], row: Row, field_name: str, value: Any) -> Row | None:
+    """The row measured with the same params as `row` except `field_name` set to `value`."""
+    want = {**row["params"], field_name: value}
+    return next((r for r in rows if r["params"] == want), None)
+
+
+def _conv_pair(
+    rows: list[Row], field_name: str, fast: Any, slow: Any
+) -> tuple[Row, Row, float | None] | None:
+    """The first pair (fastest dtypes first) differing only in `field_name`: fast vs slow."""
+    order = {"fp16": 0, "bf16": 1, "tf32": 2, "fp32": 3}
+    for row in sorted(rows, key=lambda r: order.get(r["params"]["dtype"], 9)):
+        if row["params"].get(field_name) == fast and (twin := _twin(rows, row, field_name, slow)):
+            return row, twin, _faster(row, twin)
+    return None
+
+
+def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
+    """channels_last, cudnn.benchmark and cudnn.deterministic, each against its twin config."""
+    rows = [r for r in payload.get("results", []) if r["params"]["mode"] == "train"]
+    words = _words(payload)
+    recs: list[Recommendation] = []
+    checks = [
+        (
+            "conv-channels-last",
+            "Memory format",
+            "memory_format",
+            "channels_last",
+            "contiguous",
+            "Use channels_last (model and inputs .to(memory_format=torch.channels_last))",
+        ),
+        (
+            "conv-benchmark",
+            "cudnn.benchmark",
+            "benchmark",
+            True,
+            False,
+            "Set torch.backends.cudnn.benchmark = True when input shapes do not change",
+        ),
+        (
+            "conv-deterministic",
+            "Cost of cudnn.deterministic",
+            "deterministic",
+            False,
+            True,
+            "torch.backends.cudnn.deterministic = True costs time",
+        ),
+    ]
+    for rec_id, title, name, fast_value, slow_value, advice in checks:
+        found = _conv_pair(rows, name, fast_value, slow_value)
+        if found is None:
+            continue
+        fast, slow, ratio = found
+        shape = fast["name"].split(" ")[1]
+        if ratio:
+            text = f"{advice}: {_ms(fast)} vs {_ms(slow)} ({ratio:.1f}x)"
+        else:
+            text = (
+                f"No measurable difference from {name} = {slow_value}: {_ms(fast)} vs {_ms(slow)}"
+            )
+        recs.append(
+            Recommendation(
+                rec_id,
+                title,
+                f"{text} in {words[fast['params']['dtype']]}, {shape} training step, on {where}.",
+                _evidence(fast, slow),
+            )
+        )
+    return recs
+
+
+def recommend(payload: dict[str, Any]) -> list[Recommendation]:
+    """Recommendations for a sweep payload, each citing its measured numbers."""
+    where = environment_line(payload)
+    if payload.get("kind") == "conv":
+        return _conv(payload, where)
+    words = _words(payload)
+    precision = _in_group(payload, "precision")
+    return [
+        *_lstm_precision(precision, where, words),
+        *_lstm_alignment(precision, where, words),
+        *_lstm_impl(_in_group(payload, "impl"), where, words),
+    ]
+
+
+def render_markdown(recommendations: Iterable[Recommendation]) -> str:
+    """Recommendations as a Markdown bullet list (for the KB entry and reports)."""
+    return "\n".join(f"- **{r.title}.** {r.text}" for r in recommendations)

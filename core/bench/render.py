@@ -1,0 +1,101 @@
+"""Plain-text views of sweeps and comparisons for the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.bench.recommend import environment_line
+
+
+def _pct(value: float | None) -> str:
+    """A share as a percentage, or a dash when unknown."""
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def results_table(payload: dict[str, Any]) -> str:
+    """One line per measured configuration: median, spread, repeats, share of peak."""
+    rows = payload.get("results", [])
+    width = max((len(r["name"]) for r in rows), default=20)
+    lines = [
+        f"{'configuration':<{width}}  {'median':>10}  {'p10-p90 (ms)':>17}  {'n':>4}  {'% peak':>7}"
+    ]
+    for r in rows:
+        bound = f" {r['bound']}" if r.get("bound") else ""
+        lines.append(
+            f"{r['name']:<{width}}  {r['median_ms']:>7.3f} ms  "
+            f"{r['p10_ms']:>8.3f}-{r['p90_ms']:<8.3f}  {r['repeats']:>4}  "
+            f"{_pct(r.get('share_of_peak')):>7}{bound}"
+        )
+    return "\n".join(lines)
+
+
+def render_sweep(payload: dict[str, Any]) -> str:
+    """A sweep for humans: where, ceilings, the table, skips with reasons, failures, advice."""
+    ident = f" #{payload['id']}" if payload.get("id") else ""
+    out = [
+        f"{payload.get('kind', '?')} sweep{ident} ({payload.get('status')}"
+        f"{', quick' if payload.get('quick') else ''}) on {environment_line(payload)}"
+    ]
+    ceilings = payload.get("ceilings") or {}
+    if ceilings:
+        rates = ", ".join(f"{k} {v:.3g} TFLOP/s" for k, v in ceilings["matmul_tflops"].items())
+        out.append(
+            f"Measured ceilings: matmul {rates}; copy {ceilings['copy_gbps']:.0f} GB/s "
+            "(read + write)"
+        )
+    out += ["", results_table(payload)]
+    if payload.get("skipped"):
+        out += ["", "Skipped:"]
+        out += [f"  {s['name']}: {s['reason']}" for s in payload["skipped"]]
+    if payload.get("failed"):
+        out += ["", "Failed:"]
+        out += [f"  {f['name']}: {f['error']}" for f in payload["failed"]]
+    if payload.get("recommendations"):
+        out += ["", "Recommendations:"]
+        out += [f"  - {r['text']}" for r in payload["recommendations"]]
+    return "\n".join(out)
+
+
+def run_summary(run: dict[str, Any]) -> dict[str, Any]:
+    """One saved run as a listing row."""
+    payload = run["payload"]
+    return {
+        "id": run["id"],
+        "created": run["created"],
+        "kind": run["kind"],
+        "quick": bool(payload.get("quick")),
+        "results": len(payload.get("results", [])),
+        "where": environment_line(payload),
+    }
+
+
+def render_comparison(report: dict[str, Any]) -> str:
+    """A comparison for humans: what changed in the environment, then per-config speedups."""
+    before, after = report["before"], report["after"]
+    out = [
+        f"{report['kind']} sweep #{before['id']} ({before['created']}) -> "
+        f"#{after['id']} ({after['created']})"
+    ]
+    for key, (old, new) in report["environment_changes"].items():
+        out.append(f"  {key}: {old} -> {new}")
+    if not report["environment_changes"]:
+        out.append("  same GPU, driver, torch and cuDNN")
+    width = max((len(r["name"]) for r in report["rows"]), default=20)
+    out += ["", f"{'configuration':<{width}}  {'before':>10}  {'after':>10}  {'speedup':>8}"]
+    for r in report["rows"]:
+        out.append(
+            f"{r['name']:<{width}}  {r['before_ms']:>7.3f} ms  {r['after_ms']:>7.3f} ms  "
+            f"{r['speedup']:>7.2f}x  {r['change']}"
+        )
+    summary = report["summary"]
+    out += [
+        "",
+        f"{summary['faster']} faster, {summary['slower']} slower, {summary['same']} "
+        "within noise (speedup = before/after; >1 means the second run is faster)",
+    ]
+    if report["only_before"] or report["only_after"]:
+        out.append(
+            f"Measured in one run only: {len(report['only_before'])} before, "
+            f"{len(report['only_after'])} after"
+        )
+    return "\n".join(out)

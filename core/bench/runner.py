@@ -1,0 +1,198 @@
+"""Runs a sweep through the worker: probe the device, measure its ceilings, time every config."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.bench.sweeps import KINDS, Plan, make_plan, shares
+from core.errors import ClinicError, UsageError
+from core.wizard.worker import StepResult, Worker
+
+STEPS_DIR = Path(__file__).resolve().parent / "steps"
+SCHEMA_VERSION = 1
+# Importing torch and creating a CUDA context can take a minute on a cold machine.
+PROBE_TIMEOUT_S = 180.0
+CEILINGS_TIMEOUT_S = 120.0
+CONFIG_TIMEOUT_S = 120.0
+
+EventCallback = Callable[[dict[str, Any]], None]
+
+
+class BenchError(ClinicError):
+    """The sweep could not start: the target interpreter cannot import torch or probe a device."""
+
+    exit_code = 1
+
+
+def _step_error(result: StepResult) -> str:
+    """One line describing why a step did not return a value."""
+    error = result.error or {}
+    text = str(error.get("message") or result.status)
+    kind = error.get("type")
+    return f"{kind}: {text}" if kind and kind not in text else text
+
+
+class _Session:
+    """One sweep in progress: the worker, the callbacks and what has been measured so far."""
+
+    def __init__(
+        self, worker: Worker, on_event: EventCallback | None, cancel: threading.Event | None
+    ) -> None:
+        self.worker = worker
+        self.on_event = on_event
+        self.cancel = cancel
+
+    def event(self, **event: Any) -> None:
+        """Forward one progress event to the caller."""
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def call(self, step: str, function: str, params: dict[str, Any], timeout: float) -> StepResult:
+        """Run one step function in the worker, forwarding its events."""
+
+        def forward(event: dict[str, Any]) -> None:
+            self.event(stage="step", step=step, **event)
+
+        return self.worker.run(
+            STEPS_DIR / step, function, params, timeout, on_event=forward, cancel=self.cancel
+        )
+
+    def required(
+        self, step: str, function: str, params: dict[str, Any], timeout: float
+    ) -> dict[str, Any] | None:
+        """A step the sweep cannot do without: its value, None if cancelled, else BenchError."""
+        result = self.call(step, function, params, timeout)
+        if result.status == "cancelled":
+            return None
+        if not result.ok or result.value is None:
+            tail = result.stderr_tail.strip().splitlines()[-1:] or [""]
+            raise BenchError(
+                f"the benchmark {function} step failed in {self.worker.python}: "
+                f"{_step_error(result)} {tail[0]}".strip()
+            )
+        return result.value
+
+
+def _ceilings(value: dict[str, Any]) -> dict[str, Any]:
+    """The ceilings section of the payload: headline rates plus the timings behind them."""
+    return {
+        "matmul_tflops": {name: t["tflops"] for name, t in value["matmul"].items()},
+        "copy_gbps": value["copy"]["gbps"],
+        "details": value,
+    }
+
+
+def _new_payload(kind: str, quick: bool, probe: dict[str, Any], plan: Plan) -> dict[str, Any]:
+    """The payload skeleton (JSON contract: device, ceilings, results; never rename fields)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "quick": quick,
+        "status": "running",
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "device": probe["device"],
+        "environment": probe["environment"],
+        "ceilings": {},
+        "groups": [group.to_dict() for group in plan.groups],
+        "results": [],
+        "skipped": list(plan.skipped),
+        "failed": [],
+    }
+
+
+def _record(payload: dict[str, Any], entry: dict[str, Any], result: StepResult) -> None:
+    """File one configuration's outcome under results, skipped or failed."""
+    value = result.value or {}
+    if result.ok and "skipped" in value:
+        payload["skipped"].append({**entry, "reason": value["skipped"]})
+    elif result.ok:
+        timing = {k: v for k, v in value.items() if k not in entry}
+        row = {**entry, **timing, "wall_s": round(result.wall_s, 3)}
+        row.update(
+            shares(payload["kind"], entry["params"], timing["median_ms"], payload["ceilings"])
+        )
+        payload["results"].append(row)
+    else:
+        payload["failed"].append({**entry, "status": result.status, "error": _step_error(result)})
+
+
+def _measure(session: _Session, payload: dict[str, Any], plan: Plan, quick: bool) -> str:
+    """Ceilings, then every configuration; returns the final status."""
+    dtypes = sorted({c["params"]["dtype"] for c in plan.configs})
+    device = payload["device"]["type"]
+    session.event(stage="ceilings", message="Measuring the device's matmul and copy ceilings")
+    value = session.required(
+        "harness.py",
+        "ceilings",
+        {"dtypes": dtypes, "quick": quick, "device": device},
+        CEILINGS_TIMEOUT_S,
+    )
+    if value is None:
+        return "cancelled"
+    payload["ceilings"] = _ceilings(value)
+    total = len(plan.configs)
+    for index, entry in enumerate(plan.configs):
+        session.event(
+            stage="config",
+            index=index,
+            total=total,
+            name=entry["name"],
+            message=f"[{index + 1}/{total}] {entry['name']}",
+        )
+        params = {**entry["params"], "name": entry["name"]}
+        result = session.call(f"{payload['kind']}.py", "run_config", params, CONFIG_TIMEOUT_S)
+        if result.status == "cancelled":
+            return "cancelled"
+        _record(payload, entry, result)
+    return "complete"
+
+
+def run_sweep(
+    kind: str,
+    quick: bool = False,
+    python: str | None = None,
+    *,
+    on_event: EventCallback | None = None,
+    cancel: threading.Event | None = None,
+    save: bool = True,
+) -> dict[str, Any]:
+    """Run the `kind` sweep ("lstm" or "conv") in a worker of the target interpreter.
+
+    Returns the JSON payload (`device`, `environment`, `ceilings`, `results`, `skipped`,
+    `failed`, `recommendations`, `status`). A complete run is saved in the user database when
+    `save` is true (its id is in `payload["id"]`); a cancelled one comes back with
+    `status == "cancelled"` and whatever was measured before, unsaved.
+    """
+    if kind not in KINDS:
+        raise UsageError(f"unknown benchmark {kind!r}; choose one of {', '.join(KINDS)}")
+    started = time.monotonic()
+    with Worker(python=python) as worker:
+        session = _Session(worker, on_event, cancel)
+        session.event(stage="probe", message=f"Starting {worker.python} and probing the device")
+        probe = session.required("harness.py", "probe", {}, PROBE_TIMEOUT_S)
+        if probe is None:
+            return {"kind": kind, "quick": quick, "status": "cancelled", "results": []}
+        device = {
+            **probe["device"],
+            "tensor_core_tf32": probe["tensor_core_tf32"],
+            "bf16": probe["bf16"],
+        }
+        plan = make_plan(kind, device, quick)
+        payload = _new_payload(kind, quick, probe, plan)
+        payload["status"] = _measure(session, payload, plan, quick)
+    payload["duration_s"] = round(time.monotonic() - started, 2)
+    from core.bench.recommend import recommend
+
+    payload["recommendations"] = [r.to_dict() for r in recommend(payload)]
+    if save and payload["status"] == "complete":
+        from core.history import History
+
+        with History.open() as history:
+            payload["id"] = history.save_bench(kind, payload)
+    session.event(stage="done", message=f"{kind} sweep {payload['status']}")
+    return payload

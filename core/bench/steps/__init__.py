@@ -1,0 +1,1 @@
+"""Step modules run inside the worker (standard library and torch only, loaded by path)."""

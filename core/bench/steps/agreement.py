@@ -1,0 +1,135 @@
+"""Step: the harness against torch.utils.benchmark.Timer on the same operations and inputs.
+
+Standard library and torch only: the worker loads this file by path in the target interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch.nn import functional
+from torch.utils import benchmark
+
+
+def load_harness() -> ModuleType:
+    """The sibling harness module, loaded by path once per process (steps never import core)."""
+    name = "cuda_clinic_bench_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("harness.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _ops(device: torch.device) -> list[tuple[str, Callable[[Any], Any], Callable[[], Any], int]]:
+    """(name, fn, make-one-input-set, bytes per set) for a matmul, a conv, an LSTM, an add."""
+    harness = load_harness()
+    gpu = device.type == "cuda"
+    dtype = torch.float16 if gpu else torch.float32
+    n = 4096 if gpu else 256
+    conv_in = (32, 64, 56, 56) if gpu else (4, 32, 28, 28)
+    weight = harness.random_like_spec((conv_in[1], conv_in[1], 3, 3), dtype, device)
+    seq = (100, 64, 512) if gpu else (20, 16, 64)
+    lstm = torch.nn.LSTM(seq[2], seq[2]).to(device=device, dtype=dtype)
+    elems = 2**26 if gpu else 2**22
+
+    def rnd(*shape: int) -> torch.Tensor:
+        return harness.random_like_spec(shape, dtype, device)
+
+    def lstm_forward(x: torch.Tensor) -> Any:
+        with torch.no_grad():
+            return lstm(x)
+
+    size = torch.finfo(dtype).bits // 8
+    return [
+        (
+            f"matmul {n}x{n}",
+            lambda ab: torch.mm(ab[0], ab[1]),
+            lambda: (rnd(n, n), rnd(n, n)),
+            2 * n * n * size,
+        ),
+        (
+            f"conv3x3 {'x'.join(map(str, conv_in))}",
+            lambda x: functional.conv2d(x, weight, padding=1),
+            lambda: rnd(*conv_in),
+            conv_in[0] * conv_in[1] * conv_in[2] * conv_in[3] * size,
+        ),
+        (
+            f"lstm forward T/B/H {'/'.join(map(str, seq))}",
+            lstm_forward,
+            lambda: rnd(*seq),
+            seq[0] * seq[1] * seq[2] * size,
+        ),
+        (
+            f"add {elems} elements",
+            lambda ab: torch.add(ab[0], ab[1]),
+            lambda: (rnd(elems), rnd(elems)),
+            2 * elems * size,
+        ),
+    ]
+
+
+def _timer_ms(fn: Callable[[Any], Any], inputs: list[Any], min_run_time: float) -> float:
+    """torch.utils.benchmark's median per call (ms), rotating over the same inputs."""
+    timer = benchmark.Timer(
+        stmt="fn(next(it))",
+        globals={"fn": fn, "it": itertools.cycle(inputs)},
+        num_threads=torch.get_num_threads(),
+    )
+    return float(timer.blocked_autorange(min_run_time=min_run_time).median) * 1000.0
+
+
+def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Time each operation with the harness and with torch.utils.benchmark.Timer."""
+    harness = load_harness()
+    device = harness.pick_device(params)
+    budget = float(params.get("budget_s", 0.5))
+    rows = []
+    wanted = params.get("ops")
+    for name, fn, make, per_set in _ops(device):
+        if wanted and not any(name.startswith(w) for w in wanted):
+            continue
+        inputs = harness.rotation(make, per_set)
+        ours = harness.measure(
+            fn,
+            inputs,
+            device,
+            budget_s=budget,
+            warmup=3,
+            warmup_s=0.1,
+            min_repeats=20,
+            max_repeats=1000,
+        )
+        theirs = _timer_ms(fn, inputs, budget)
+        rows.append(
+            {
+                "op": name,
+                "harness_ms": ours["median_ms"],
+                "harness_p10_ms": ours["p10_ms"],
+                "harness_p90_ms": ours["p90_ms"],
+                "repeats": ours["repeats"],
+                "buffers": ours["buffers"],
+                "timer_ms": theirs,
+                "ratio": ours["median_ms"] / theirs,
+            }
+        )
+        emit(
+            {
+                "kind": "progress",
+                "message": f"{name}: harness {ours['median_ms']:.4f} ms, Timer {theirs:.4f} ms",
+            }
+        )
+    return {
+        "device": device.type,
+        "timer": "cuda_event" if device.type == "cuda" else "perf_counter",
+        "rows": rows,
+    }

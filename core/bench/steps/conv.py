@@ -1,0 +1,110 @@
+"""Convolution benchmark step: one configuration of cuDNN switches, dtype and memory format.
+
+Standard library and torch only: the worker loads this file by path in the target interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch import nn
+
+
+def load_harness() -> ModuleType:
+    """The sibling harness module, loaded by path once per process (steps never import core)."""
+    name = "cuda_clinic_bench_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("harness.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def build(
+    params: dict[str, Any], device: torch.device, dtype: torch.dtype
+) -> tuple[Callable[[Any], Any], list[Any]]:
+    """The timed function and its rotated random inputs for one convolution configuration."""
+    harness = load_harness()
+    fmt = (
+        torch.channels_last
+        if params["memory_format"] == "channels_last"
+        else (torch.contiguous_format)
+    )
+    conv = nn.Conv2d(
+        params["in_channels"],
+        params["out_channels"],
+        params["kernel"],
+        stride=params.get("stride", 1),
+        padding=params.get("padding", 0),
+        bias=False,
+    )
+    conv = conv.to(device=device, dtype=dtype)
+    conv = conv.to(memory_format=fmt)  # type: ignore[call-overload]
+    train = params["mode"] == "train"
+    in_shape = (params["batch"], params["in_channels"], params["height"], params["width"])
+    side = [
+        (n + 2 * conv.padding[0] - params["kernel"]) // conv.stride[0] + 1
+        for n in (params["height"], params["width"])
+    ]
+    out_shape = (params["batch"], params["out_channels"], *side)
+
+    def make() -> tuple[torch.Tensor, torch.Tensor]:
+        x = harness.random_like_spec(in_shape, dtype, device).to(memory_format=fmt)
+        grad = harness.random_like_spec(out_shape, dtype, device).to(memory_format=fmt)
+        return x.requires_grad_(train), grad
+
+    def run(buffers: tuple[torch.Tensor, torch.Tensor]) -> Any:
+        if not train:
+            with torch.no_grad():
+                return conv(buffers[0])
+        # a training step needs both the weight gradient and the input gradient
+        return torch.autograd.grad(conv(buffers[0]), (conv.weight, buffers[0]), buffers[1])
+
+    per_set = (_numel(in_shape) + _numel(out_shape)) * dtype.itemsize
+    return run, harness.rotation(make, per_set)
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    """Number of elements of a shape."""
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+def run_config(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Step: time one convolution configuration; one torch cannot run comes back skipped."""
+    harness = load_harness()
+    device = harness.pick_device(params)
+    emit({"kind": "progress", "message": f"conv {params.get('name', '')}"})
+    with (
+        harness.precision(params["dtype"]) as dtype,
+        harness.cudnn_flags(
+            enabled=True,
+            benchmark=bool(params.get("benchmark")),
+            deterministic=bool(params.get("deterministic")),
+        ),
+    ):
+        try:
+            fn, inputs = build(params, device, dtype)
+            timing: dict[str, Any] = harness.measure(
+                fn,
+                inputs,
+                device,
+                budget_s=params.get("budget_s", 0.3),
+                warmup=params.get("warmup", 3),
+                warmup_s=params.get("warmup_s", 0.0),
+                min_repeats=params.get("min_repeats", 10),
+                max_repeats=params.get("max_repeats", 200),
+            )
+        except NotImplementedError as exc:
+            return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
+    return timing

@@ -1,0 +1,116 @@
+"""LSTM benchmark step: one configuration (cuDNN, ATen native or a hand-written cell loop).
+
+Standard library and torch only: the worker loads this file by path in the target interpreter.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch import nn
+
+
+def load_harness() -> ModuleType:
+    """The sibling harness module, loaded by path once per process (steps never import core)."""
+    name = "cuda_clinic_bench_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("harness.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _cell_loop(
+    x: torch.Tensor, weights: list[tuple[torch.Tensor, ...]], hidden: int
+) -> torch.Tensor:
+    """A hand-written LSTM: the gates of every time step in Python, as custom-cell code does."""
+    seq = x
+    for w_ih, w_hh, b_ih, b_hh in weights:
+        h = x.new_zeros(x.shape[1], hidden)
+        c = x.new_zeros(x.shape[1], hidden)
+        outputs = []
+        for t in range(seq.shape[0]):
+            gates = seq[t] @ w_ih.t() + h @ w_hh.t() + b_ih + b_hh
+            i, f, g, o = gates.chunk(4, dim=1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outputs.append(h)
+        seq = torch.stack(outputs)
+    return seq
+
+
+def _model_fn(params: dict[str, Any], model: nn.LSTM) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The forward function of the chosen implementation (weights shared with `model`)."""
+    if params["impl"] != "cell_loop":
+        return lambda x: model(x)[0]
+    weights = [
+        tuple(
+            getattr(model, f"{kind}_l{layer}")
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        )
+        for layer in range(model.num_layers)
+    ]
+    return lambda x: _cell_loop(x, weights, model.hidden_size)
+
+
+def build(
+    params: dict[str, Any], device: torch.device, dtype: torch.dtype
+) -> tuple[Callable[[Any], Any], list[Any]]:
+    """The timed function and its rotated random inputs for one LSTM configuration."""
+    harness = load_harness()
+    seq_len, batch = params["seq_len"], params["batch"]
+    hidden, size = params["hidden_size"], params["input_size"]
+    model = nn.LSTM(size, hidden, num_layers=params["layers"]).to(device=device, dtype=dtype)
+    forward = _model_fn(params, model)
+    weights = list(model.parameters())
+    train = params["mode"] == "train"
+
+    def make() -> tuple[torch.Tensor, torch.Tensor]:
+        x = harness.random_like_spec((seq_len, batch, size), dtype, device)
+        grad = harness.random_like_spec((seq_len, batch, hidden), dtype, device)
+        return x, grad
+
+    def run(buffers: tuple[torch.Tensor, torch.Tensor]) -> Any:
+        if not train:
+            with torch.no_grad():
+                return forward(buffers[0])
+        # autograd.grad computes the weight gradients without accumulating into .grad
+        out = forward(buffers[0])
+        return torch.autograd.grad(out, weights, buffers[1])
+
+    per_set = seq_len * batch * (size + hidden) * dtype.itemsize
+    return run, harness.rotation(make, per_set)
+
+
+def run_config(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Step: time one LSTM configuration; a configuration torch cannot run comes back skipped."""
+    harness = load_harness()
+    device = harness.pick_device(params)
+    emit({"kind": "progress", "message": f"LSTM {params.get('name', '')}"})
+    with (
+        harness.precision(params["dtype"]) as dtype,
+        harness.cudnn_flags(enabled=params["impl"] == "cudnn"),
+    ):
+        try:
+            fn, inputs = build(params, device, dtype)
+            timing: dict[str, Any] = harness.measure(
+                fn,
+                inputs,
+                device,
+                budget_s=params.get("budget_s", 0.3),
+                warmup=params.get("warmup", 3),
+                warmup_s=params.get("warmup_s", 0.0),
+                min_repeats=params.get("min_repeats", 10),
+                max_repeats=params.get("max_repeats", 200),
+            )
+        except NotImplementedError as exc:
+            return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
+    return timing

@@ -1,0 +1,89 @@
+"""The timing harness in-process: statistics, buffer rotation, random inputs, flag hygiene."""
+
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+from tests.core.bench.conftest import load_step
+
+harness = load_step("harness")
+CPU = torch.device("cpu")
+
+
+def test_summarize_orders_percentiles_around_the_median() -> None:
+    times = [5.0, 1.0, 4.0, 2.0, 3.0, 100.0, 2.5, 3.5, 1.5, 4.5]
+    stats = harness.summarize(times)
+    assert stats["median_ms"] == statistics.median(times)
+    assert stats["p10_ms"] <= stats["median_ms"] <= stats["p90_ms"]
+    # one stalled repeat moves the mean far more than the median
+    assert stats["mean_ms"] > 3 * stats["median_ms"]
+    assert stats["median_ms"] == 3.25
+    assert harness.summarize([2.0]) == {"median_ms": 2.0, "p10_ms": 2.0, "p90_ms": 2.0,
+                                        "mean_ms": 2.0}
+
+
+def test_rotation_exceeds_the_cache_target_with_distinct_random_buffers() -> None:
+    per_set = 4 * 2**20  # 1 Mi floats
+    sets = harness.rotation(lambda: harness.random_like_spec((2**20,), torch.float32, CPU),
+                            per_set)
+    assert len(sets) == harness.ROTATION_TARGET_BYTES // per_set
+    assert sum(harness.tensor_bytes(s) for s in sets) >= harness.ROTATION_TARGET_BYTES
+    assert all(int(s.count_nonzero()) > 0.99 * s.numel() for s in sets)
+    assert not torch.equal(sets[0], sets[1])
+    # tiny sets are capped, large ones still get two buffers to rotate
+    assert len(harness.rotation(lambda: 0, 16)) == harness.MAX_BUFFERS
+    assert len(harness.rotation(lambda: 0, 10 * harness.ROTATION_TARGET_BYTES)) == 2
+
+
+def test_measure_rotates_over_every_buffer_and_reports_consistent_stats() -> None:
+    inputs = [harness.random_like_spec((64, 64), torch.float32, CPU) for _ in range(5)]
+    seen: list[int] = []
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        seen.append(id(x))
+        return x @ x
+
+    result = harness.measure(fn, inputs, CPU, budget_s=0.05, warmup=2, min_repeats=12)
+    assert result["timer"] == "perf_counter"
+    assert result["repeats"] >= 12 and result["buffers"] == 5
+    assert 0 < result["p10_ms"] <= result["median_ms"] <= result["p90_ms"]
+    assert result["rotation_bytes"] == 5 * 64 * 64 * 4
+    timed = seen[result["warmup"]:]
+    assert len(timed) == result["repeats"]
+    assert {id(x) for x in inputs} == set(timed)
+    assert all(a != b for a, b in zip(timed, timed[1:], strict=False))
+
+
+def test_measure_times_real_work_longer_than_trivial_work() -> None:
+    small = harness.measure(lambda x: x + 1, [torch.randn(16)] * 2, CPU, budget_s=0.05)
+    big = harness.measure(lambda x: x @ x, [torch.randn(384, 384)] * 2, CPU, budget_s=0.05)
+    assert big["median_ms"] > 5 * small["median_ms"]
+
+
+def test_precision_and_cudnn_flags_are_restored() -> None:
+    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+              torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
+              torch.backends.cudnn.deterministic)
+    with harness.precision("tf32") as dtype:
+        assert dtype is torch.float32
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    with harness.precision("fp32"):
+        assert not torch.backends.cuda.matmul.allow_tf32
+        assert not torch.backends.cudnn.allow_tf32
+    with harness.cudnn_flags(enabled=False, benchmark=True, deterministic=True):
+        assert not torch.backends.cudnn.enabled and torch.backends.cudnn.benchmark
+    after = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+             torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
+             torch.backends.cudnn.deterministic)
+    assert after == before
+
+
+def test_ceilings_measure_positive_rates_on_the_cpu() -> None:
+    events: list[dict[str, object]] = []
+    value = harness.ceilings({"dtypes": ["fp32"], "quick": True}, events.append)
+    assert value["matmul"]["fp32"]["tflops"] > 0
+    assert value["copy"]["gbps"] > 0
+    assert value["copy"]["bytes"] >= harness.ROTATION_TARGET_BYTES
+    assert any("matmul fp32" in str(e.get("message")) for e in events)

@@ -1,0 +1,99 @@
+"""Quick sweeps through the real worker on this machine's CPU torch: shape of the results."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from core.bench import run_sweep
+from core.bench.sweeps import CUDNN_ON_CPU, CUDNN_SWITCH_ON_CPU, TF32_ON_CPU
+from core.errors import UsageError
+
+
+def _check_results(payload: dict[str, Any]) -> None:
+    assert payload["status"] == "complete"
+    assert payload["device"]["type"] == "cpu"
+    assert payload["environment"]["torch"]
+    assert payload["ceilings"]["copy_gbps"] > 0
+    assert all(v > 0 for v in payload["ceilings"]["matmul_tflops"].values())
+    assert payload["results"] and not payload["failed"]
+    for row in payload["results"]:
+        assert row["name"] and row["params"]
+        assert 0 < row["p10_ms"] <= row["median_ms"] <= row["p90_ms"]
+        assert row["repeats"] >= row["params"]["min_repeats"]
+        assert row["timer"] == "perf_counter"
+        assert row["buffers"] >= 2
+        assert row["flops"] > 0 and row["bytes"] > 0
+        assert row["share_of_peak"] > 0 and row["bound"] in ("compute", "memory")
+    names = [r["name"] for r in payload["results"] + payload["skipped"]]
+    assert len(names) == len(set(names))
+
+
+def test_quick_lstm_sweep_is_well_formed(lstm_quick: dict[str, Any]) -> None:
+    _check_results(lstm_quick)
+    measured = {(r["params"]["impl"], r["params"]["mode"]) for r in lstm_quick["results"]}
+    assert {("native", "train"), ("native", "forward"), ("cell_loop", "train")} <= measured
+    aligned = {r["params"]["aligned"] for r in lstm_quick["results"]}
+    assert aligned == {True, False}
+    assert {r["params"]["layers"] for r in lstm_quick["results"]} == {1, 2}
+    assert lstm_quick["duration_s"] < 60
+
+
+def test_cpu_lstm_skips_carry_reasons(lstm_quick: dict[str, Any]) -> None:
+    reasons = {(s["params"]["impl"], s["params"]["dtype"]): s["reason"]
+               for s in lstm_quick["skipped"]}
+    assert reasons[("native", "tf32")] == TF32_ON_CPU
+    assert "half-precision" in reasons[("native", "fp16")]
+    assert "half-precision" in reasons[("native", "bf16")]
+    assert reasons[("cudnn", "fp32")] == CUDNN_ON_CPU
+    # nothing skipped was also given a number
+    measured = {r["name"] for r in lstm_quick["results"]}
+    assert not measured & {s["name"] for s in lstm_quick["skipped"]}
+
+
+def test_quick_conv_sweep_is_well_formed(conv_quick: dict[str, Any]) -> None:
+    _check_results(conv_quick)
+    formats = {r["params"]["memory_format"] for r in conv_quick["results"]}
+    assert formats == {"contiguous", "channels_last"}
+    assert {r["params"]["dtype"] for r in conv_quick["results"]} == {"fp32", "bf16"}
+    switch_skips = [s for s in conv_quick["skipped"] if s["reason"] == CUDNN_SWITCH_ON_CPU]
+    assert {(s["params"]["benchmark"], s["params"]["deterministic"]) for s in switch_skips} == {
+        (False, True), (True, False), (True, True)}
+
+
+def test_recommendations_cite_measured_numbers(lstm_quick: dict[str, Any]) -> None:
+    recs = lstm_quick["recommendations"]
+    assert recs
+    medians = {f"{r['median_ms']:.3g} ms" for r in lstm_quick["results"]}
+    for rec in recs:
+        assert "torch " in rec["text"] and "CPU" in rec["text"]
+        assert any(m in rec["text"] for m in medians), rec["text"]
+
+
+def test_cancel_stops_a_sweep_and_saves_nothing() -> None:
+    cancel = threading.Event()
+    seen: list[str] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("stage") == "config":
+            seen.append(event["name"])
+            if len(seen) == 2:
+                cancel.set()
+
+    payload = run_sweep("lstm", quick=True, on_event=on_event, cancel=cancel)
+    assert payload["status"] == "cancelled"
+    assert len(seen) == 2
+    assert len(payload["results"]) <= 1
+    assert "id" not in payload
+
+    from core.history import History
+
+    with History.open() as history:
+        assert history.bench_runs() == []
+
+
+def test_unknown_kind_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unknown benchmark"):
+        run_sweep("gru", quick=True, save=False)
