@@ -1,0 +1,157 @@
+"""Scenario data (frozen dataclasses) and the record of a wizard run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STEPS_DIR = Path(__file__).resolve().parent / "steps"
+OUTCOMES = (
+    "reproduced",
+    "not_reproduced",
+    "fixed",
+    "not_fixed",
+    "crashed",
+    "timed_out",
+    "skipped",
+    "cancelled",
+)
+
+# (the step's returned value, the run context {"repro": value, ...}) -> does it count?
+Predicate = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What a scenario needs from the target machine."""
+
+    cuda: bool = False
+    min_free_mb: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data."""
+        return {"cuda": self.cuda, "min_free_mb": self.min_free_mb}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: a function in a file under core/wizard/steps/, with what counts as fixed."""
+
+    name: str
+    title: str
+    file: str
+    function: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    snippet: str = ""
+    claim: str = ""  # what a source (usually the seed) says about this step, in our words
+    claim_fixes: bool | None = None  # does the claim say it fixes the error?
+    isolated: bool = False  # run in a fresh process (memory pressure, global state)
+    timeout_s: float = 120.0
+    fixed_when: Predicate | None = None  # None: fixed when the step returns without error
+    fixed_note: str = "the step runs without the error"
+    cost_metric: str = "timing.median_ms"  # dotted path into the value; "" = no speed cost
+
+    @property
+    def path(self) -> Path:
+        """The step file."""
+        return STEPS_DIR / self.file
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (without the predicate)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "file": self.file,
+            "function": self.function,
+            "params": dict(self.params),
+            "snippet": self.snippet,
+            "claim": self.claim,
+            "claim_fixes": self.claim_fixes,
+            "isolated": self.isolated,
+            "timeout_s": self.timeout_s,
+            "fixed_note": self.fixed_note,
+        }
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A documented error, how to reproduce it, and the workarounds to verify."""
+
+    id: str  # the KB entry id
+    title: str
+    summary: str
+    requirements: Requirements
+    repro: Step
+    workarounds: tuple[Step, ...]
+    signature: str = ""  # regex on the repro's error message that counts as reproduced
+    related_signature: str = ""  # a different error of the same family (reported as such)
+    reproduced_when: Predicate | None = None  # value check instead of an error signature
+    reproduced_note: str = ""
+    fixes_need_failure: bool = True  # skip workarounds when the repro ran cleanly
+    baseline_step: str = ""  # a workaround whose speed is the baseline (else the repro's)
+    seed: str = ""
+    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The repro followed by the workarounds."""
+        return (self.repro, *self.workarounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for listings and run records."""
+        return {
+            "id": self.id,
+            "kb_entry": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "requirements": self.requirements.to_dict(),
+            "signature": self.signature,
+            "reproduced_note": self.reproduced_note,
+            "seed": self.seed,
+            "steps": [step.to_dict() for step in self.steps],
+        }
+
+
+@dataclass
+class WizardRun:
+    """The record of one wizard run (saved in the user database, exported in reports)."""
+
+    scenario: dict[str, Any]
+    python: str
+    environment: dict[str, Any]
+    steps: list[dict[str, Any]]
+    verdict: dict[str, Any]
+    outcome: str
+    started: str
+    duration_s: float
+    extras: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wizard-run JSON of DESIGN.md (scenario, environment, steps, verdict, ...)."""
+        data = {
+            "schema_version": 1,
+            "id": self.id,
+            "scenario": self.scenario,
+            "python": self.python,
+            "environment": self.environment,
+            "outcome": self.outcome,
+            "started": self.started,
+            "duration_s": round(self.duration_s, 3),
+            "steps": self.steps,
+            "verdict": self.verdict,
+        }
+        data.update(self.extras)
+        return data
+
+
+def dig(value: Mapping[str, Any] | None, path: str) -> Any:
+    """value['a']['b'] for path 'a.b', or None when any part is missing."""
+    current: Any = value
+    for part in path.split("."):
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(part)
+    return current

@@ -1,0 +1,110 @@
+"""Chart data and recommendations for the RNN performance wizard, from its measured numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _rows(records: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    for record in records:
+        if record["name"] == name and isinstance(record.get("value"), dict):
+            return list(record["value"].get("rows") or [])
+    return []
+
+
+def _value(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    for record in records:
+        if record["name"] == name and isinstance(record.get("value"), dict):
+            return dict(record["value"])
+    return {}
+
+
+def chart(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Bars of median forward+backward time, one group per step (a plain dataset)."""
+    bars = []
+    for record in records:
+        for row in _rows(records, record["name"]):
+            bars.append(
+                {
+                    "group": record["name"],
+                    "label": row["label"],
+                    "median_ms": row["median_ms"],
+                    "min_ms": row["min_ms"],
+                    "max_ms": row["max_ms"],
+                }
+            )
+    return {
+        "id": "rnn-performance",
+        "title": "LSTM forward+backward time (lower is better)",
+        "unit": "ms",
+        "bars": bars,
+    }
+
+
+def _by_label(rows: list[dict[str, Any]]) -> dict[str, float]:
+    return {row["label"]: float(row["median_ms"]) for row in rows}
+
+
+def recommendations(records: list[dict[str, Any]]) -> list[str]:
+    """Advice whose every number comes from this run."""
+    advice = []
+    slow = _by_label(_rows(records, "slow-paths"))
+    fast = _value(records, "cudnn-vs-lstmcell").get("cudnn_ms")
+    if slow and isinstance(fast, int | float) and fast > 0:
+        loop, native = slow.get("LSTMCell loop"), slow.get("nn.LSTM, cuDNN disabled")
+        if loop and native:
+            advice.append(
+                f"Use nn.LSTM on cuDNN: {loop / fast:.1f}x faster than an nn.LSTMCell loop and "
+                f"{native / fast:.1f}x faster than nn.LSTM without cuDNN here (256/256/64)."
+            )
+    ratios = _value(records, "aligned-sizes").get("misaligned_over_aligned") or []
+    if ratios:
+        worst = max(ratios)
+        if worst >= 1.05:
+            advice.append(
+                f"Keep hidden and batch sizes multiples of 8: the smaller misaligned sizes were "
+                f"up to {worst:.2f}x slower (ratios {', '.join(f'{r:.2f}' for r in ratios)})."
+            )
+        else:
+            advice.append(
+                f"Size alignment made no clear difference here (misaligned/aligned "
+                f"{', '.join(f'{r:.2f}' for r in ratios)})."
+            )
+    strict = _value(records, "tf32").get("strict_over_tf32")
+    if isinstance(strict, int | float):
+        if strict >= 1.1:
+            advice.append(f"Leave cuDNN TF32 on for fp32: turning it off was {strict:.2f}x slower.")
+        else:
+            advice.append(f"TF32 made little difference here (strict fp32 {strict:.2f}x).")
+    precision = _value(records, "fp16")
+    large, tiny = precision.get("fp16_speedup_large"), precision.get("fp16_speedup_tiny")
+    bf16 = precision.get("bf16_speedup_large")
+    if isinstance(large, int | float) and isinstance(tiny, int | float):
+        text = (
+            f"fp16 vs fp32: {large:.2f}x at 512/1024/128 and {tiny:.2f}x at 64/64/32"
+            f"{f'; bf16 {bf16:.2f}x at 512/1024/128' if isinstance(bf16, int | float) else ''}."
+        )
+        if large >= 1.1 and tiny < 1.0:
+            text += " Use fp16 for large aligned LSTMs only; tiny ones are latency-bound."
+        advice.append(text)
+    flat = _rows(records, "flatten-parameters")
+    warned = _value(records, "flatten-parameters").get("warning_before")
+    if len(flat) == 2 and warned:
+        advice.append(
+            f"Call flatten_parameters() after replacing RNN weights: the warning "
+            f"'{warned[0]}' appeared; {flat[0]['median_ms']:.2f} ms before, "
+            f"{flat[1]['median_ms']:.2f} ms after."
+        )
+    return advice
+
+
+def summarize_rnn_performance(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Extra verdict parts: the chart dataset, recommendations and a summary line."""
+    advice = recommendations(records)
+    data = chart(records)
+    extras: dict[str, Any] = {"charts": [data] if data["bars"] else [], "recommendations": advice}
+    if advice:
+        extras["summary"] = advice[0] + (
+            f" ({len(advice) - 1} more findings)" if len(advice) > 1 else ""
+        )
+    return extras

@@ -1,0 +1,295 @@
+"""The wizard state machine: probe the target, run the repro and each workaround, judge, save."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from core.wizard.model import STEPS_DIR, Scenario, Step, WizardRun
+from core.wizard.verdict import build_verdict, speed_costs
+from core.wizard.worker import StepResult, Worker
+
+WizardEvent = Callable[[dict[str, Any]], None]
+MAX_EVENTS = 200
+MAX_TRACE = 8000
+PROBE_TIMEOUT_S = 120.0
+STATUS_OUTCOME = {
+    "crashed": "crashed",
+    "protocol_error": "crashed",
+    "timed_out": "timed_out",
+    "cancelled": "cancelled",
+}
+
+
+def _error_line(result: StepResult) -> str | None:
+    """'Type: message' of a failed step, first line only."""
+    if result.error is None:
+        return None
+    message = str(result.error.get("message", "")).strip()
+    kind = result.error.get("type")
+    first = message.splitlines()[0] if message else ""
+    text = f"{kind}: {first}" if kind and kind not in STATUS_OUTCOME else first
+    return text[:500]
+
+
+def _full_error(result: StepResult) -> str:
+    if result.error is None:
+        return ""
+    return f"{result.error.get('type', '')}: {result.error.get('message', '')}"
+
+
+def _matches(pattern: str, text: str) -> bool:
+    return bool(pattern) and re.search(pattern, text, re.IGNORECASE | re.DOTALL) is not None
+
+
+def judge(
+    scenario: Scenario, step: Step, is_repro: bool, result: StepResult, ctx: dict[str, Any]
+) -> tuple[str, str]:
+    """The step's outcome and a one-line note saying why."""
+    if result.status in STATUS_OUTCOME:
+        return STATUS_OUTCOME[result.status], _error_line(result) or result.status
+    value = result.value or {}
+    if result.status == "ok" and value.get("skipped"):
+        return "skipped", str(value["skipped"])
+    if is_repro:
+        return _judge_repro(scenario, result, value, ctx)
+    if result.status == "error":
+        same = _matches(scenario.signature, _full_error(result))
+        return "not_fixed", "still raises the documented error" if same else (
+            f"raises: {_error_line(result)}"
+        )
+    if step.fixed_when is None or step.fixed_when(value, ctx):
+        return "fixed", step.fixed_note
+    return "not_fixed", f"runs, but not fixed by the criterion: {step.fixed_note}"
+
+
+def _judge_repro(
+    scenario: Scenario, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
+) -> tuple[str, str]:
+    """Reproduced: the error matches the signature, or the value passes the check."""
+    if result.status == "error":
+        error = _full_error(result)
+        if _matches(scenario.signature, error):
+            return "reproduced", "raised the documented error"
+        if _matches(scenario.related_signature, error):
+            return "not_reproduced", f"raised a related error instead: {_error_line(result)}"
+        return "not_reproduced", f"raised a different error: {_error_line(result)}"
+    if scenario.reproduced_when is not None and scenario.reproduced_when(value, ctx):
+        return "reproduced", scenario.reproduced_note
+    return "not_reproduced", "ran without the error"
+
+
+def _record(
+    step: Step, kind: str, outcome: str, note: str, result: StepResult | None
+) -> dict[str, Any]:
+    """The JSON record of one step."""
+    record: dict[str, Any] = {
+        "name": step.name,
+        "title": step.title,
+        "kind": kind,
+        "outcome": outcome,
+        "note": note,
+        "error": None,
+        "duration_s": 0.0,
+        "claim": step.claim,
+        "claim_fixes": step.claim_fixes,
+        "snippet": step.snippet,
+        "fixed_note": step.fixed_note,
+        "params": dict(step.params),
+        "isolated": step.isolated,
+    }
+    if result is None:
+        return record
+    record.update(
+        error=_error_line(result),
+        duration_s=round(result.duration_s, 4),
+        wall_s=round(result.wall_s, 4),
+        status=result.status,
+        value=result.value,
+        exit_code=result.exit_code,
+        signal=result.signal,
+    )
+    if result.error is not None:
+        detail = dict(result.error)
+        detail["traceback"] = str(detail.get("traceback", ""))[-MAX_TRACE:]
+        record["error_detail"] = detail
+    if result.status != "ok":
+        record["stderr_tail"] = result.stderr_tail[-MAX_TRACE:]
+    return record
+
+
+def _skipped(step: Step, kind: str, reason: str) -> dict[str, Any]:
+    return _record(step, kind, "skipped", reason, None)
+
+
+def probe_runtime(worker: Worker, cancel: threading.Event | None) -> dict[str, Any]:
+    """What the target's torch reports (versions, GPU, driver, free memory)."""
+    result = worker.run(STEPS_DIR / "probe.py", "runtime", {}, PROBE_TIMEOUT_S, cancel=cancel)
+    if result.status == "ok" and result.value is not None:
+        return result.value
+    return {"probe_error": _error_line(result) or result.status, "cuda_available": False}
+
+
+def unmet_requirement(scenario: Scenario, runtime: dict[str, Any], python: str) -> str | None:
+    """Why this scenario cannot run with this interpreter, or None."""
+    if runtime.get("probe_error"):
+        return f"the target interpreter could not be probed: {runtime['probe_error']}"
+    if runtime.get("torch") is None:
+        return f"torch is not importable in {python}: {runtime.get('torch_import_error', '')}"
+    req = scenario.requirements
+    if req.cuda and not runtime.get("cuda_available"):
+        built = runtime.get("torch_cuda") or "no CUDA (a CPU build)"
+        return (
+            f"needs a CUDA GPU: torch.cuda.is_available() is False in {python} "
+            f"(torch {runtime.get('torch')}, built for {built})"
+        )
+    free = runtime.get("memory_free_mb")
+    if req.min_free_mb and isinstance(free, int) and free < req.min_free_mb:
+        return f"needs {req.min_free_mb} MB of free GPU memory; {free} MB are free"
+    return None
+
+
+def environment_for(python: str, runtime: dict[str, Any]) -> dict[str, Any]:
+    """The env JSON (quick detection, when available) plus the worker's runtime facts."""
+    env: dict[str, Any] = {}
+    try:
+        from core.env import detect
+
+        env = detect(python).to_dict()
+    except Exception as exc:  # the run is still worth recording without it
+        env = {"detect_error": f"{type(exc).__name__}: {exc}"}
+    env["runtime"] = runtime
+    return env
+
+
+class _Session:
+    """One wizard run in progress: the worker, the context, the event fan-out."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        worker: Worker,
+        timeout: float | None,
+        on_event: WizardEvent | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.scenario = scenario
+        self.worker = worker
+        self.timeout = timeout
+        self.on_event = on_event
+        self.cancel = cancel
+        self.ctx: dict[str, Any] = {}
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def run_step(self, step: Step, kind: str, index: int, total: int) -> dict[str, Any]:
+        """Run one step in the worker and judge it."""
+        events: list[dict[str, Any]] = []
+        self.emit({"kind": "step_started", "step": step.name, "index": index, "total": total})
+
+        def forward(event: dict[str, Any]) -> None:
+            if len(events) < MAX_EVENTS:
+                events.append(event)
+            self.emit({"kind": "step_event", "step": step.name, "event": event})
+
+        result = self.worker.run(
+            step.path,
+            step.function,
+            dict(step.params),
+            self.timeout or step.timeout_s,
+            on_event=forward,
+            cancel=self.cancel,
+            isolated=step.isolated,
+        )
+        outcome, note = judge(self.scenario, step, kind == "repro", result, self.ctx)
+        record = _record(step, kind, outcome, note, result)
+        record["events"] = events
+        self.emit(
+            {
+                "kind": "step_finished",
+                "step": step.name,
+                "outcome": outcome,
+                "note": note,
+                "duration_s": record["duration_s"],
+            }
+        )
+        return record
+
+    def run_all(self) -> list[dict[str, Any]]:
+        """The repro, then the workarounds unless there is nothing to fix."""
+        steps = self.scenario.steps
+        repro = self.run_step(self.scenario.repro, "repro", 0, len(steps))
+        self.ctx["repro"] = repro.get("value") or {}
+        self.ctx["repro_record"] = repro
+        records = [repro]
+        stop = self._gate(repro)
+        for index, step in enumerate(self.scenario.workarounds, start=1):
+            if stop is None and self.cancel is not None and self.cancel.is_set():
+                stop = "cancelled by the user"
+            if stop is not None:
+                records.append(_skipped(step, "workaround", stop))
+                continue
+            record = self.run_step(step, "workaround", index, len(steps))
+            records.append(record)
+            self.ctx[step.name] = record.get("value") or {}
+            if record["outcome"] == "cancelled":
+                stop = "cancelled by the user"
+        return records
+
+    def _gate(self, repro: dict[str, Any]) -> str | None:
+        """Why the workarounds should not run after this repro, or None."""
+        outcome = repro["outcome"]
+        if outcome == "cancelled":
+            return "cancelled by the user"
+        if outcome == "skipped":
+            return str(repro["note"])
+        clean = repro.get("status") == "ok" and outcome == "not_reproduced"
+        if clean and self.scenario.fixes_need_failure:
+            return "the error did not occur on this machine, so there is nothing to fix"
+        return None
+
+
+def run_wizard(
+    scenario: Scenario,
+    python: str | None = None,
+    timeout: float | None = None,
+    on_event: WizardEvent | None = None,
+    cancel: threading.Event | None = None,
+) -> WizardRun:
+    """Run one scenario end to end in the target interpreter and return its record."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    clock = time.monotonic()
+    with Worker(python) as worker:
+        on = on_event or (lambda _event: None)
+        on({"kind": "probe_started"})
+        runtime = probe_runtime(worker, cancel)
+        environment = environment_for(worker.python, runtime)
+        reason = unmet_requirement(scenario, runtime, worker.python)
+        if cancel is not None and cancel.is_set():
+            reason = "cancelled by the user"
+        if reason is not None:
+            records = [_skipped(scenario.repro, "repro", reason)]
+            records += [_skipped(step, "workaround", reason) for step in scenario.workarounds]
+        else:
+            records = _Session(scenario, worker, timeout, on_event, cancel).run_all()
+    speed_costs(scenario, records)
+    extras = scenario.summarize(records) if scenario.summarize and reason is None else {}
+    verdict = build_verdict(scenario, records, extras)
+    repro_outcome = str(records[0]["outcome"])
+    return WizardRun(
+        scenario=scenario.to_dict(),
+        python=worker.python,
+        environment=environment,
+        steps=records,
+        verdict=verdict,
+        outcome=repro_outcome,
+        started=started,
+        duration_s=time.monotonic() - clock,
+        extras={key: value for key, value in extras.items() if key != "recommendations"},
+    )

@@ -1,0 +1,162 @@
+"""Steps for cuda/cudnn-rnn-performance: the seed's LSTM kernel criteria, measured."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import _stepkit as kit
+import torch
+from torch import nn
+
+Emit = Callable[[dict[str, Any]], None]
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class CellLoop(nn.Module):
+    """One LSTM layer written as an nn.LSTMCell loop (the hand-written slow path)."""
+
+    def __init__(self, input_size: int, hidden: int) -> None:
+        super().__init__()
+        self.cell = nn.LSTMCell(input_size, hidden)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
+        h = x.new_zeros(x.shape[1], self.cell.hidden_size)
+        c = torch.zeros_like(h)
+        outs = []
+        for t in range(x.shape[0]):
+            h, c = self.cell(x[t], (h, c))
+            outs.append(h)
+        return torch.stack(outs), None
+
+
+def _measure(
+    label: str,
+    params: dict[str, Any],
+    size: tuple[int, int, int],
+    dtype: str = "fp32",
+    *,
+    impl: str = "cudnn",
+    tf32: bool = True,
+) -> dict[str, Any]:
+    """Forward+backward time of one 1-layer LSTM configuration (I, H, B) over T steps."""
+    dev = kit.device(params)
+    isz, hid, batch = size
+    torch.manual_seed(0)
+    model: nn.Module = CellLoop(isz, hid) if impl == "cell" else nn.LSTM(isz, hid)
+    model = model.to(dev, DTYPES[dtype])
+    x = torch.randn(int(params.get("steps", 50)), batch, isz, device=dev, dtype=DTYPES[dtype])
+
+    def step() -> None:
+        out, _ = model(x)
+        out.float().sum().backward()
+
+    enabled = impl == "cudnn"
+    with kit.cudnn_flags(enabled=enabled, allow_tf32=tf32):
+        timing = kit.time_ms(step, dev, int(params.get("repeats", 10)))
+    row = {"label": label, "input": isz, "hidden": hid, "batch": batch, "dtype": dtype}
+    row.update(impl=impl, tf32=tf32, **timing)
+    return row
+
+
+def _result(rows: list[dict[str, Any]], emit: Emit, **extra: Any) -> dict[str, Any]:
+    for row in rows:
+        emit({"kind": "measure", **row})
+    return {"rows": rows, **extra, **kit.versions()}
+
+
+def slow_paths(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The slow paths: an nn.LSTMCell loop and nn.LSTM with cuDNN disabled."""
+    kit.need_cuda()
+    size = (256, 256, 64)
+    rows = [
+        _measure("LSTMCell loop", params, size, impl="cell"),
+        _measure("nn.LSTM, cuDNN disabled", params, size, impl="native"),
+    ]
+    return _result(rows, emit, slow_ms=min(r["median_ms"] for r in rows))
+
+
+def cudnn_lstm(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """nn.LSTM on cuDNN at the same size as the slow paths."""
+    kit.need_cuda()
+    rows = [_measure("nn.LSTM, cuDNN", params, (256, 256, 64))]
+    return _result(rows, emit, cudnn_ms=rows[0]["median_ms"])
+
+
+def alignment(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Aligned sizes against slightly smaller misaligned ones (which do less work)."""
+    kit.need_cuda()
+    pairs = [((512, 512, 64), (509, 509, 63)), ((512, 1024, 128), (511, 1023, 127))]
+    rows, ratios = [], []
+    for dtype in ("fp32", "fp16"):
+        for aligned, odd in pairs:
+            good = _measure(
+                f"{dtype} {aligned[0]}/{aligned[1]}/{aligned[2]}", params, aligned, dtype
+            )
+            bad = _measure(f"{dtype} {odd[0]}/{odd[1]}/{odd[2]}", params, odd, dtype)
+            rows += [good, bad]
+            ratios.append(round(bad["median_ms"] / good["median_ms"], 3))
+    return _result(rows, emit, misaligned_over_aligned=ratios)
+
+
+def tf32(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """fp32 with cuDNN TF32 on (the default) against strict fp32."""
+    kit.need_cuda()
+    size = (512, 1024, 128)
+    rows = [
+        _measure("fp32, TF32 on (default)", params, size, "fp32", tf32=True),
+        _measure("fp32, TF32 off", params, size, "fp32", tf32=False),
+    ]
+    return _result(
+        rows, emit, strict_over_tf32=round(rows[1]["median_ms"] / rows[0]["median_ms"], 3)
+    )
+
+
+def precision(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """fp32 / fp16 / bf16 at a large aligned size and at a tiny one."""
+    kit.need_cuda()
+    rows = []
+    for size in ((512, 1024, 128), (64, 64, 32)):
+        for dtype in ("fp32", "fp16", "bf16"):
+            rows.append(_measure(f"{dtype} {size[0]}/{size[1]}/{size[2]}", params, size, dtype))
+    large = {r["dtype"]: r["median_ms"] for r in rows[:3]}
+    tiny = {r["dtype"]: r["median_ms"] for r in rows[3:]}
+    return _result(
+        rows,
+        emit,
+        fp16_speedup_large=round(large["fp32"] / large["fp16"], 3),
+        bf16_speedup_large=round(large["fp32"] / large["bf16"], 3),
+        fp16_speedup_tiny=round(tiny["fp32"] / tiny["fp16"], 3),
+    )
+
+
+def flatten(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Non-contiguous weights: the warning, its cost, and flatten_parameters()."""
+    kit.need_cuda()
+    dev = kit.device(params)
+    torch.manual_seed(0)
+    rnn = nn.LSTM(256, 512, 2).to(dev)
+    x = torch.randn(int(params.get("steps", 50)), 64, 256, device=dev)
+    # Replacing a weight (weight drop, loading into fresh params) breaks the flat buffer.
+    fresh = nn.Parameter(rnn.get_parameter("weight_hh_l0").detach().clone())
+    setattr(rnn, "weight_hh_l0", fresh)  # noqa: B010 - assignment goes through RNNBase.__setattr__
+
+    def step() -> None:
+        out, _ = rnn(x)
+        out.sum().backward()
+
+    def run() -> tuple[dict[str, Any], list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            timing = kit.time_ms(step, dev, int(params.get("repeats", 10)))
+        return timing, sorted({str(w.message).split(".")[0] for w in caught})
+
+    before, warned = run()
+    rnn.flatten_parameters()
+    after, still = run()
+    rows = [
+        {"label": "weights not contiguous", **before},
+        {"label": "after flatten_parameters()", **after},
+    ]
+    return _result(rows, emit, warning_before=warned, warning_after=still)
