@@ -1,0 +1,80 @@
+"""Environment detection: what driver, CUDA, cuDNN and PyTorch are installed, and what is loaded."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.env.model import Environment, Finding
+from core.env.render import render_human
+
+if TYPE_CHECKING:
+    from core.env.runner import ProbeRun
+
+__all__ = ["Environment", "Finding", "assemble", "deep_result", "detect", "render_human"]
+
+# Mirrors core.env.runner.DEEP_TIMEOUT_S; the runner (subprocess and friends) loads on first use.
+DEEP_TIMEOUT_S = 180.0
+
+
+def app_info() -> dict[str, Any]:
+    """The app's version and where its bundled KB and the user database live."""
+    from core import __version__
+    from core.paths import resources_dir, user_db_path
+
+    return {
+        "version": __version__,
+        "kb_path": str(resources_dir() / "kb.sqlite"),
+        "user_db_path": str(user_db_path()),
+    }
+
+
+def deep_result(run: ProbeRun | None) -> dict[str, Any] | None:
+    """The deep probe's JSON; a child that died inside `import torch` becomes an import error."""
+    if run is None:
+        return None
+    if run.data is not None:
+        return run.data
+    if run.last_stage == "import torch":
+        message = f"the interpreter died while importing torch ({run.error})"
+        return {"torch": {"imported": False, "import_error": message}}
+    return None
+
+
+def detect(
+    python: str | None = None, deep: bool = False, deep_timeout: float = DEEP_TIMEOUT_S
+) -> Environment:
+    """Probe the target interpreter (default: this one) and return the Environment with findings.
+
+    Quick mode reads files and NVML and never imports torch; deep mode also imports torch in
+    a child process, runs tiny GPU operations and reads which libraries got loaded. Raises
+    TargetPythonError for an interpreter that cannot be run; probe failures become findings.
+    """
+    from core.env.runner import run_probes
+    from core.errors import TargetPythonError
+    from core.target import resolve_python
+
+    target = resolve_python(python)
+    try:
+        quick, deep_run = run_probes(target, deep=deep, deep_timeout=deep_timeout)
+    except OSError as exc:
+        raise TargetPythonError(f"{target} could not be started: {exc}") from None
+    status: dict[str, Any] = {"target": target, "quick": quick.status(), "deep": None}
+    if deep_run is not None:
+        status["deep"] = deep_run.status()
+    if quick.data is None:
+        raise TargetPythonError(f"the probe failed in {target}: {quick.error}")
+    return assemble(quick.data, deep_result(deep_run), status, deep=deep)
+
+
+def assemble(
+    quick: dict[str, Any], deep_data: dict[str, Any] | None, status: dict[str, Any], deep: bool
+) -> Environment:
+    """The Environment with findings from the probes' JSON (live or recorded)."""
+    from core.env.build import build
+    from core.env.checks import evaluate
+
+    env = build(quick, deep_data, status)
+    env.mode = "deep" if deep else "quick"
+    env.findings = evaluate(env)
+    env.app = app_info()
+    return env

@@ -1,0 +1,123 @@
+"""Run the probe scripts in the target interpreter (quick and deep side by side), collect JSON.
+
+The probes run as `python SCRIPT` with no -I/-E/-s: the user's own programs see their user
+site-packages and PYTHONPATH, so the diagnosis must too (a `pip install --user` torch is a real
+cause of "wrong torch"). Each probe drops its own folder from sys.path before looking at torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.env.probe import script_path
+
+QUICK_TIMEOUT_S = 60.0
+# The first CUDA call can JIT-compile PTX for minutes on a new GPU; beyond this we give up.
+DEEP_TIMEOUT_S = 180.0  # core.env.DEEP_TIMEOUT_S mirrors it
+_STAGE = "cuda-clinic-stage: "
+
+
+@dataclass
+class ProbeRun:
+    """One probe child: its JSON (or None) and how it ended."""
+
+    name: str
+    data: dict[str, Any] | None = None
+    returncode: int | None = None
+    timed_out: bool = False
+    seconds: float = 0.0
+    error: str | None = None
+    last_stage: str | None = None
+    stderr_tail: list[str] = field(default_factory=list)
+
+    def status(self) -> dict[str, Any]:
+        """How the child ended, for the `probe` section of the env JSON."""
+        return {
+            "returncode": self.returncode,
+            "timed_out": self.timed_out,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "last_stage": self.last_stage,
+            "stderr_tail": self.stderr_tail,
+        }
+
+
+def _start(python: str, name: str) -> subprocess.Popen[str]:
+    """Start a probe by path in its own session, so a timeout can kill everything it started."""
+    return subprocess.Popen(
+        [python, str(script_path(name))],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _finish(proc: subprocess.Popen[str], name: str, started: float, timeout: float) -> ProbeRun:
+    """Wait for a probe (killing its process group on timeout) and parse its JSON."""
+    run = ProbeRun(name=name)
+    remaining = max(0.1, timeout - (time.perf_counter() - started))
+    try:
+        out, err = proc.communicate(timeout=remaining)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        run.timed_out = True
+    run.seconds = time.perf_counter() - started
+    run.returncode = proc.returncode
+    lines = err.splitlines()
+    stages = [line[len(_STAGE) :] for line in lines if line.startswith(_STAGE)]
+    run.last_stage = stages[-1] if stages else None
+    run.stderr_tail = [line for line in lines if not line.startswith(_STAGE)][-15:]
+    if run.timed_out:
+        run.error = f"timed out after {timeout:.0f} s"
+    elif proc.returncode != 0:
+        run.error = _describe_exit(proc.returncode)
+    try:
+        run.data = json.loads(out) if out.strip() else None
+    except ValueError:
+        run.error = run.error or "the probe printed no valid JSON"
+    if run.data is None and run.error is None:
+        run.error = "the probe printed nothing"
+    return run
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def run_probes(
+    python: str, deep: bool = False, deep_timeout: float = DEEP_TIMEOUT_S
+) -> tuple[ProbeRun, ProbeRun | None]:
+    """Run the quick probe, and the deep one at the same time when asked; never raises for them."""
+    started = time.perf_counter()
+    quick_proc = _start(python, "quick")
+    deep_proc = _start(python, "deep") if deep else None
+    try:
+        quick = _finish(quick_proc, "quick", started, QUICK_TIMEOUT_S)
+        deep_run = _finish(deep_proc, "deep", started, deep_timeout) if deep_proc else None
+    finally:
+        for proc in (quick_proc, deep_proc):
+            if proc is not None and proc.poll() is None:
+                _kill_group(proc)
+                proc.wait()
+    return quick, deep_run

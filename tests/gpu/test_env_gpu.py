@@ -1,0 +1,118 @@
+"""`cuda-clinic env` on a real GPU: NVML through ctypes, and the cuDNN that is really loaded."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.env import detect
+from core.env.build import decode_cudnn
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("needs a CUDA GPU visible to torch", allow_module_level=True)
+
+
+def _maps_cudnn_dirs() -> set[str]:
+    """Folders of the libcudnn* files mapped into this test process after a conv."""
+    x = torch.randn(1, 3, 8, 8, device="cuda")
+    w = torch.randn(2, 3, 3, 3, device="cuda")
+    torch.nn.functional.conv2d(x, w).sum().item()
+    text = Path("/proc/self/maps").read_text()
+    paths = {line.split()[-1] for line in text.splitlines() if "/libcudnn" in line}
+    return {os.path.dirname(os.path.realpath(p)) for p in paths}
+
+
+def test_quick_nvml_matches_nvidia_ml_py() -> None:
+    """Our ctypes NVML reads the same driver and GPUs as NVIDIA's own binding."""
+    pynvml = pytest.importorskip("pynvml")
+    env = detect(deep=False)
+    pynvml.nvmlInit()
+    try:
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        cuda = pynvml.nvmlSystemGetCudaDriverVersion_v2()
+        count = pynvml.nvmlDeviceGetCount()
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+        names = [pynvml.nvmlDeviceGetName(h) for h in handles]
+        uuids = [pynvml.nvmlDeviceGetUUID(h) for h in handles]
+        totals = [pynvml.nvmlDeviceGetMemoryInfo(h).total // (1024 * 1024) for h in handles]
+        caps = [pynvml.nvmlDeviceGetCudaComputeCapability(h) for h in handles]
+    finally:
+        pynvml.nvmlShutdown()
+    assert env.driver.error is None
+    assert env.driver.version == (driver.decode() if isinstance(driver, bytes) else driver)
+    assert env.driver.cuda_max == f"{cuda // 1000}.{(cuda % 1000) // 10}"
+    assert [g.name for g in env.gpus] == [n.decode() if isinstance(n, bytes) else n for n in names]
+    assert [g.uuid for g in env.gpus] == [u.decode() if isinstance(u, bytes) else u for u in uuids]
+    assert [g.memory_total_mb for g in env.gpus] == totals
+    assert [g.compute_capability for g in env.gpus] == [f"{a}.{b}" for a, b in caps]
+    assert not any(f.id.startswith("driver.") for f in env.findings)
+
+
+def test_deep_names_the_cudnn_this_process_loads() -> None:
+    """Deep mode's loaded cuDNN is the folder torch maps here, with torch's own version."""
+    env = detect(deep=True)
+    assert env.torch.imported and env.torch.is_available
+    failed = [c for c in env.torch.checks if not c.ok]
+    assert not failed, failed
+    assert {c.op for c in env.torch.checks} == {"matmul", "conv", "lstm"}
+    assert env.cudnn.basis == "loaded"
+    assert {env.cudnn.loaded_from} == _maps_cudnn_dirs()
+    assert env.cudnn.version == decode_cudnn(torch.backends.cudnn.version())
+    loaded = [c for c in env.cudnn.copies if c.loaded]
+    assert len(loaded) == 1 and loaded[0].directory == env.cudnn.loaded_from
+    assert loaded[0].version == env.cudnn.version
+    others = [c for c in env.cudnn.copies if not c.loaded]
+    flagged = [f for f in env.findings if f.id == "cudnn.other-copies"]
+    assert bool(flagged) == bool(others)
+    for copy in others:
+        assert copy.directory in flagged[0].message
+    assert not any(f.id == "cudnn.mixed-sublibraries" for f in env.findings)
+
+
+def test_every_ldconfig_cudnn_is_listed_with_its_real_version() -> None:
+    """Each cuDNN main library in the loader cache appears as a copy with a library version."""
+    text = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
+    mains = {
+        os.path.dirname(os.path.realpath(line.split("=>")[1].strip()))
+        for line in text.splitlines()
+        if re.search(r"\blibcudnn\.so\.\d+ ", line)
+    }
+    env = detect(deep=False)
+    dirs = {c.directory for c in env.cudnn.copies}
+    assert mains <= dirs
+    for copy in env.cudnn.copies:
+        assert copy.version and re.fullmatch(r"\d+\.\d+\.\d+", copy.version), copy
+
+
+def test_deep_devices_map_to_nvml_gpus() -> None:
+    """Every cuda:N maps to an NVML GPU by UUID, so the order check has data to work on."""
+    env = detect(deep=True)
+    nvml_uuids = {g.uuid for g in env.gpus}
+    assert env.torch.devices
+    for dev in env.torch.devices:
+        assert dev.uuid in nvml_uuids, (dev, nvml_uuids)
+
+
+def test_cli_deep_exit_code_matches_findings() -> None:
+    """`python -m core env --deep --json` exits 1 exactly when an error finding exists."""
+    import json
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", "env", "--deep", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    data = json.loads(proc.stdout)
+    has_error = any(f["severity"] == "error" for f in data["findings"])
+    assert proc.returncode == (1 if has_error else 0), proc.stderr
+    assert data["cudnn"]["loaded_from"]
