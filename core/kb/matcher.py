@@ -16,7 +16,7 @@ EVIDENCE_CHARS = 300
 CONTEXT_LINES = 40  # a context signature counts when this close to a signature line
 _EXCEPTION = re.compile(
     r"\w*(?:error|exception|interrupt)\s*:|what\(\)\s*:|thcudacheck fail|terminate called|"
-    r"^\s*E\d{4}\b|\bfatal\b",
+    r"^\s*E\d{4}\b|\[E(?:\d{4})?[ \]]|\bfatal\b|\bassertion\b.{0,200}\bfailed\b",
     re.IGNORECASE,
 )
 _WARNING = re.compile(r"\w*warning\s*:|\bwarn\b", re.IGNORECASE)
