@@ -1,0 +1,52 @@
+"""The command-line contract: every registered command answers --help, bad usage exits 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from core.cli import COMMAND_MODULES, build_parser
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _command_names() -> list[str]:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    return sorted(subparsers.choices)  # type: ignore[arg-type]
+
+
+def test_every_design_command_is_registered() -> None:
+    """DESIGN.md's contract names these commands; tests and docs depend on them."""
+    assert {"env", "match", "kb", "wizard", "bench", "report"} <= set(_command_names())
+    assert len(COMMAND_MODULES) >= 6
+
+
+@pytest.mark.parametrize("name", _command_names())
+def test_command_help_works(name: str) -> None:
+    result = _run(name, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout
+    assert result.stderr == ""
+
+
+def test_unknown_command_is_usage_error() -> None:
+    result = _run("no-such-command")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_no_command_prints_help_and_exits_2() -> None:
+    result = _run()
+    assert result.returncode == 2
+    assert "COMMAND" in result.stdout
