@@ -30,9 +30,12 @@ _LIBRARY_FIELDS: tuple[tuple[str, str], ...] = (
 CATEGORIES = ("versions", "hardware", "libraries", "findings", "wizard", "other")
 # Fields that differ between any two runs and say nothing about why one works.
 _NOISE = re.compile(
-    r"(?i)(time|duration|elapsed|_s$|_ms$|pid|free|used|util|temperature|power|clock|fan|"
-    r"generated_at|uuid|serial|hostname|executable|prefix|^.*path$)"
+    r"(?i)(time|duration|elapsed|seconds|_s$|_ms$|pid|free|used|util|temperature|power|clock|"
+    r"fan|generated_at|uuid|serial|hostname|executable|prefix|path$|location|^name$|"
+    r"stderr_tail|returncode|last_stage|user_site)"
 )
+# Whole sections that describe the probe run or the app, not the environment.
+_SKIP_SECTIONS = ("probe", "app", "findings", "gpus", "packages")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ def diff_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]
             va, vb = _norm(lookup(env_a, path)), _norm(lookup(env_b, path))
             if va != vb:
                 out.append(Difference(category, label, va, vb))
+    out += _packages(env_a, env_b)
     out += _gpus(env_a, env_b)
     out += _findings(a, b)
     out += _wizard(a, b)
@@ -92,6 +96,24 @@ def _describe(item: Any) -> str:
     if version:
         return f"{version} ({where})" if where else str(version)
     return str(name or where or fmt(item))
+
+
+def _packages(env_a: Mapping[str, Any], env_b: Mapping[str, Any]) -> list[Difference]:
+    """pip/conda packages whose versions differ; torch and nvidia-* wheels first."""
+
+    def index(env: Mapping[str, Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for source in ("pip", "conda"):
+            for item in lookup(env, f"packages.{source}") or []:
+                if isinstance(item, Mapping) and item.get("name"):
+                    out[f"{source}: {item['name']}"] = str(item.get("version"))
+        return out
+
+    pa, pb = index(env_a), index(env_b)
+    keys = sorted(set(pa) | set(pb), key=lambda k: (not re.search(r"torch|nvidia|cud", k), k))
+    return [
+        Difference("libraries", k, pa.get(k), pb.get(k)) for k in keys if pa.get(k) != pb.get(k)
+    ]
 
 
 def _gpus(env_a: Mapping[str, Any], env_b: Mapping[str, Any]) -> list[Difference]:
@@ -144,7 +166,7 @@ def _wizard(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 
 def _rest(env_a: Mapping[str, Any], env_b: Mapping[str, Any], seen: set[str]) -> list[Difference]:
     fa, fb = dict(_leaves(env_a)), dict(_leaves(env_b))
-    skip = ("findings", "gpus", *seen)
+    skip = (*_SKIP_SECTIONS, *seen)
     out = []
     for key in sorted(set(fa) | set(fb)):
         if key.startswith(skip) or _NOISE.search(key.rsplit(".", 1)[-1]):

@@ -146,7 +146,10 @@ def summary_rows(env: Env) -> list[tuple[str, str]]:
     gpus = lookup(env, "gpus") or []
     py, _ = first(env, ("python.version",))
     os_name, _ = first(env, ("platform.distribution", "platform.system"))
-    torch_text = str(torch_v) if torch_v else f"not importable ({torch_err})" if torch_err else ""
+    torch_text = str(torch_v or "")
+    if torch_err:
+        reason = str(torch_err).strip().splitlines()[-1][:160] if str(torch_err).strip() else ""
+        torch_text = f"{torch_text} (not importable: {reason})".strip()
     cudnn_text = str(cudnn_v or "")
     if cudnn_v and loaded:
         cudnn_text += f" (loaded from {loaded})"

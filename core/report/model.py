@@ -9,6 +9,7 @@ from typing import Any
 
 from core import __version__
 from core.report.fields import summary_rows, upstream_fields
+from core.report.text import verdict_text
 
 SCHEMA_VERSION = 1
 REPORT_KIND = "cuda-clinic-report"
@@ -58,25 +59,28 @@ def summarize(report: Mapping[str, Any]) -> dict[str, Any]:
     rows = summary_rows(env)
     parts = [f"{by_sev[s]} {s}{'s' if by_sev[s] != 1 else ''}" for s in SEVERITIES if by_sev[s]]
     finding_text = ", ".join(parts) if parts else "no findings"
-    stack = ", ".join(f"{label} {value}" for label, value in rows[:3] if value)
-    headline = f"{finding_text}" + (f" — {stack}" if stack else "")
+    worst = worst_first(findings)[0] if findings else None
     if env is None:
         headline = f"{finding_text} — environment not collected"
-    runs = report.get("wizard_runs") or []
-    verdicts = [
-        str(r.get("verdict", {}).get("summary", ""))
-        if isinstance(r.get("verdict"), dict)
-        else str(r.get("verdict") or "")
-        for r in runs
-    ]
+    elif worst is not None and worst.get("severity") in SEVERITIES[:2]:
+        headline = f"{finding_text} — {_clip(str(worst.get('message', '')), 160)}"
+    else:
+        gpus = len(env.get("gpus") or [])
+        torch = dict(rows).get("PyTorch", "")
+        headline = f"{finding_text} — PyTorch {_clip(torch, 60)}, {gpus} GPU{'s' * (gpus != 1)}"
+    verdicts = [verdict_text(r) for r in report.get("wizard_runs") or []]
     return {
         "status": status,
         "headline": headline,
         "finding_counts": {s: by_sev.get(s, 0) for s in SEVERITIES},
         "rows": [[label, value] for label, value in rows],
         "top_match": _top_match(report.get("error")),
-        "wizard_verdicts": [v for v in verdicts if v],
+        "wizard_verdicts": [v for v in verdicts if v != "no verdict"],
     }
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -79,9 +79,11 @@ URL_CREDENTIALS = re.compile(
 )
 
 # `name = value` / `name: value` / `"name": "value"` where the name says it is a secret.
+# Only the name is consumed (the rest is a lookahead) so that `step: db_password = "..."`
+# is still seen as an assignment to db_password after `step:` was tried.
 ASSIGNMENT = re.compile(
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,60})[\"']?\s*(?P<op>:=|=>|=|:)\s*"
-    r"(?P<q>[\"']?)(?P<value>[^\s\"',;()\[\]{}<>]{4,})(?P=q)"
+    r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,60})(?=[\"']?\s*(?P<op>:=|=>|=|:)\s*"
+    r"(?P<q>[\"']?)(?P<value>[^\s\"',;()\[\]{}<>]{4,})(?P=q))"
 )
 
 SECRET_NAME_PARTS = frozenset(

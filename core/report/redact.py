@@ -284,7 +284,8 @@ class Redactor:
             if not is_secret_name(bare) or is_trivial(value) or _SECRET_LABEL.match(value):
                 continue
             url_value = m.group("op") == ":" and "://" in value
-            if value.startswith(("[REDACTED", "~", "$")) or url_value:
+            placeholder = entropy(value) < 1.5  # hf_xxxxxxxx, ********
+            if value.startswith(("[REDACTED", "~", "$")) or url_value or placeholder:
                 continue
             env_style = bare.isupper() and m.group("op") == "="
             quoted = bool(m.group("q"))

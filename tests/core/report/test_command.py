@@ -1,0 +1,149 @@
+"""`cuda-clinic report` as a user runs it: real child processes, real files, real redaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import ERROR_LOG
+
+
+def _cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "core", "report", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        input=stdin,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+
+
+def _token(seed: int) -> str:
+    return (
+        "gh"
+        + "p_"
+        + "".join(random.Random(seed).choices(string.ascii_letters + string.digits, k=36))
+    )
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A report written by the CLI with secrets planted in the env and in the error log."""
+    tmp = tmp_path_factory.mktemp("cli")
+    hf = "hf" + "_" + "".join(random.Random(1).choices(string.ascii_letters, k=34))
+    gh = _token(2)
+    log = tmp / "error.txt"
+    log.write_text(f"$ GITHUB_TOKEN={gh} python train.py\n{ERROR_LOG}")
+    out = tmp / "report.md"
+    result = _cli(
+        "--quick",
+        "--error",
+        str(log),
+        "-o",
+        str(out),
+        env={"HF_TOKEN": hf, "CUDA_CACHE_TOKEN": "FAKESECRET_" + gh[4:20]},
+    )
+    return {"result": result, "text": out.read_text(), "secrets": (hf, gh), "tmp": tmp}
+
+
+def test_report_writes_markdown_and_counts_redactions(planted: dict[str, Any]) -> None:
+    result = planted["result"]
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "cuda-clinic: redacted" in result.stderr
+    assert "github-pat" in result.stderr
+    text = planted["text"]
+    for secret in planted["secrets"]:
+        assert secret not in text
+    assert "[REDACTED github-pat #1]" in text
+    assert "cuda/cudnn-status-execution-failed" in text  # the pasted error was matched
+    assert str(Path.home()) + "/" not in text
+
+
+def test_no_redact_says_so_loudly(tmp_path: Path) -> None:
+    result = _cli("--quick", "--no-redact", "--format", "html")
+    assert result.returncode == 0, result.stderr
+    assert "redaction is OFF" in result.stderr
+    assert "Redaction is OFF" in result.stdout
+    assert result.stdout.startswith("<!DOCTYPE html>")
+
+
+def test_error_from_stdin_and_json_to_stdout() -> None:
+    result = _cli("--quick", "--format", "json", "--error", "-", stdin=ERROR_LOG)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["redaction"]["enabled"] is True
+    assert report["error"]["matches"][0]["id"] == "cuda/cudnn-status-execution-failed"
+
+
+def test_format_follows_the_output_suffix(tmp_path: Path) -> None:
+    result = _cli("--quick", "-o", str(tmp_path / "r.html"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = _cli("--quick", "--error", str(tmp_path / "missing.txt"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith("cuda-clinic: error: cannot read")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": 1}')
+    result = _cli("diff", str(bad), str(bad))
+    assert result.returncode == 2
+    assert "is not a cuda-clinic report" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_pdf_without_qt_is_one_clear_line(tmp_path: Path) -> None:
+    """Where PySide6 cannot be imported the core command says what is missing."""
+    fake = tmp_path / "noqt" / "PySide6"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('PySide6 is not installed here')\n")
+    pythonpath = os.pathsep.join([str(tmp_path / "noqt"), os.environ.get("PYTHONPATH", "")])
+    result = _cli(
+        "--quick", "--format", "pdf", "-o", str(tmp_path / "r.pdf"), env={"PYTHONPATH": pythonpath}
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "cuda-clinic: error: PDF needs the GUI extra (PySide6); use --format html or md"
+    )
+    assert not (tmp_path / "r.pdf").exists()
+
+
+def test_report_diff_of_two_saved_reports(tmp_path: Path, recorded: Any) -> None:
+    from core.report import build_report, redact, render
+
+    here = tmp_path / "here.json"
+    assert _cli("--quick", "-o", str(here)).returncode == 0
+    there = tmp_path / "there.json"
+    there.write_text(
+        render(redact(build_report(environment=recorded("broken_torch_deep")))[0], "json")
+    )
+    result = _cli("diff", str(here), str(there))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[2] == "[versions]"
+    assert "here.json → there.json" in result.stdout
+    as_json = json.loads(_cli("diff", str(here), str(there), "--json").stdout)
+    first = as_json["differences"][0]
+    assert first["category"] == "versions" and first["rank"] == 0
+
+
+def test_saved_report_can_be_rendered_again(tmp_path: Path, planted: dict[str, Any]) -> None:
+    saved = tmp_path / "r.json"
+    assert _cli("--quick", "-o", str(saved)).returncode == 0
+    result = _cli("--from", str(saved), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("## CUDA Clinic diagnostic report")

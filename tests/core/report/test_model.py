@@ -1,0 +1,116 @@
+"""The canonical model: built from real producer output, valid against the published schema."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.report import SchemaError, build_report, redact, validate
+from core.report.fields import TEMPLATE_FIELDS
+from core.report.schema import SCHEMA
+
+from .conftest import ERROR_LOG
+
+# What PyTorch's bug template (collect_env) prints, field by field.
+PYTORCH_FIELDS = (
+    "PyTorch version",
+    "Is debug build",
+    "CUDA used to build PyTorch",
+    "OS",
+    "GCC version",
+    "Libc version",
+    "Python version",
+    "Python platform",
+    "Is CUDA available",
+    "CUDA runtime version (nvcc)",
+    "GPU models and configuration",
+    "Nvidia driver version",
+    "cuDNN version",
+    "Versions of relevant libraries",
+)
+
+
+def test_docs_schema_is_the_one_the_code_checks(repo_root: Path) -> None:
+    published = json.loads((repo_root / "docs" / "report-schema.json").read_text())
+    assert published == SCHEMA
+
+
+def test_report_from_this_machine_validates(live_env: dict[str, Any], kb_matches: Any) -> None:
+    report = build_report(environment=live_env, error_text=ERROR_LOG, matches=kb_matches)
+    validate(report)
+    shared, _ = redact(report)
+    validate(shared)
+    assert report["schema_version"] == 1
+    assert report["error"]["matches"][0]["id"] == "cuda/cudnn-status-execution-failed"
+    assert report["summary"]["top_match"]["id"] == "cuda/cudnn-status-execution-failed"
+    rows = dict(report["summary"]["rows"])
+    assert rows["PyTorch"] == live_env["torch"]["version"]
+    assert rows["Python"] == live_env["python"]["version"]
+
+
+def test_every_upstream_template_field_is_present(live_env: dict[str, Any]) -> None:
+    report = build_report(environment=live_env)
+    fields = {(f["template"], f["field"]): f for f in report["upstream_fields"]}
+    for name in PYTORCH_FIELDS:
+        assert ("pytorch", name) in fields
+    assert {t for t, _, _ in TEMPLATE_FIELDS} == {"pytorch", "transformers", "cudnn-collect-env"}
+    py = fields[("pytorch", "Python version")]
+    assert py["value"] == live_env["python"]["version"]
+    assert py["source"] == "environment.python.version"
+    # what the env did not collect is said so, never guessed
+    assert fields[("pytorch", "GCC version")] == {
+        "template": "pytorch",
+        "field": "GCC version",
+        "value": None,
+        "source": None,
+    }
+
+
+def test_findings_come_from_the_environment_worst_first(recorded: Any) -> None:
+    env = recorded("broken_torch_deep")
+    report = build_report(environment=env)
+    assert [f["id"] for f in report["findings"]] == [f["id"] for f in env["findings"]]
+    severities = {f["severity"] for f in env["findings"]}
+    expected = (
+        next(s for s in ("error", "warning") if s in severities) if severities - {"info"} else "ok"
+    )
+    assert report["summary"]["status"] == expected
+    assert "not importable" in dict(report["summary"]["rows"])["PyTorch"]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("schema_version",), 2, "must be 1"),
+        (("findings",), [{"id": "x", "severity": "fatal", "message": "m"}], "not one of"),
+        (("error",), {"text": "t", "line_count": -1, "matches": []}, "below 0"),
+        (("redaction", "enabled"), "yes", "expected boolean"),
+    ],
+)
+def test_schema_rejects_broken_reports(path: tuple[str, ...], value: Any, message: str) -> None:
+    report = copy.deepcopy(build_report())
+    node = report
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    with pytest.raises(SchemaError, match=message):
+        validate(report)
+
+
+def test_schema_requires_every_section() -> None:
+    report = build_report()
+    del report["charts"]
+    with pytest.raises(SchemaError, match="missing required field 'charts'"):
+        validate(report)
+
+
+def test_objects_with_to_dict_are_accepted(live_env: dict[str, Any]) -> None:
+    from core.env import Environment
+
+    report = build_report(environment=Environment.from_dict(live_env))
+    assert report["environment"]["torch"]["version"] == live_env["torch"]["version"]
+    json.dumps(report)  # JSON-ready all the way down
