@@ -12,13 +12,14 @@ from typing import IO
 # pyqtgraph picks its binding at first import; make sure it is ours before anything imports it.
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, QSettings
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEventLoop, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from core import __version__
 from core.paths import user_data_dir
 from gui import icons, instance
 from gui.context import AppContext, TargetInterpreter
+from gui.data import DataService
 from gui.errors import ErrorReporter
 from gui.main_window import PAGES, MainWindow
 from gui.settings import Settings
@@ -29,6 +30,7 @@ APP_NAME = "CUDA Clinic"
 ORG_NAME = "CUDA Clinic"
 DESKTOP_FILE = "cuda-clinic"  # packaging/cuda-clinic.desktop; Wayland matches app_id to it
 SCREENSHOT_SETTLE_MS = 30_000
+SCREENSHOT_SIZE = (1280, 800)
 
 
 def configure_identity(app: QCoreApplication) -> None:
@@ -65,28 +67,49 @@ def build_window(app: QApplication, reporter: ErrorReporter) -> MainWindow:
     theme = ThemeManager(app, theme_choice)
     tasks = TaskRunner(on_error=reporter.report, parent=app)
     target = TargetInterpreter(settings.target_python(), parent=app)
-    ctx = AppContext(settings=settings, tasks=tasks, errors=reporter, theme=theme, target=target)
+    ctx = AppContext(
+        settings=settings,
+        tasks=tasks,
+        errors=reporter,
+        theme=theme,
+        target=target,
+        data=DataService(tasks),
+    )
     target.changed.connect(settings.set_target_python)
     window = MainWindow(ctx)
     reporter.window = window
     return window
 
 
-def wait_until_idle(app: QApplication, window: MainWindow, limit_ms: int) -> None:
-    """Process events until background work is done (or `limit_ms` passes)."""
+def wait_until_idle(window: MainWindow, limit_ms: int) -> None:
+    """Run the event loop until background work is done (or `limit_ms` passes).
+
+    A nested QEventLoop polled by a timer, not a processEvents() loop: the latter busy-waits."""
+    loop = QEventLoop()
     clock = QElapsedTimer()
     clock.start()
-    quiet_rounds = 0
-    while clock.elapsed() < limit_ms and quiet_rounds < 5:
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+    quiet = [0]
+
+    def check() -> None:
         busy = window.ctx.tasks.pending or window.ctx.tasks.active_runs()
-        quiet_rounds = 0 if busy else quiet_rounds + 1
+        quiet[0] = 0 if busy else quiet[0] + 1
+        if quiet[0] >= 4 or clock.elapsed() > limit_ms:
+            loop.quit()
+
+    timer = QTimer()
+    timer.setInterval(50)
+    timer.timeout.connect(check)
+    timer.start()
+    loop.exec()
+    timer.stop()
 
 
 def save_screenshot(app: QApplication, window: MainWindow, path: str) -> int:
     """Render the window once it has settled, save it as PNG, return the exit code."""
+    window.remember_state = False  # a screenshot must not change the user's saved window
     window.show()
-    wait_until_idle(app, window, SCREENSHOT_SETTLE_MS)
+    window.resize(*SCREENSHOT_SIZE)
+    wait_until_idle(window, SCREENSHOT_SETTLE_MS)
     ok = window.grab().save(path, "PNG")
     window.close()
     if not ok:

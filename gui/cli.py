@@ -9,6 +9,9 @@ from collections.abc import Sequence
 
 from core.cli import build_parser, dispatch
 
+# The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
+PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "report")
+
 
 def has_display() -> bool:
     """Whether a GUI can be shown: an X11/Wayland display or an explicit Qt platform."""
@@ -22,20 +25,25 @@ class _GuiCommand:
 
     @staticmethod
     def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-        parser = subparsers.add_parser("gui", help="start the desktop app")
+        parser: argparse.ArgumentParser = subparsers.add_parser("gui", help="start the desktop app")
         parser.add_argument(
             "--screenshot",
             metavar="PNG",
             help="render the main window once, save it as PNG and exit",
         )
+        parser.add_argument(
+            "--page",
+            choices=PAGE_KEYS,
+            help="open this page first (with --screenshot: the page to render)",
+        )
         return parser
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
-        return launch(screenshot=args.screenshot)
+        return launch(screenshot=args.screenshot, page=args.page)
 
 
-def launch(screenshot: str | None = None) -> int:
+def launch(screenshot: str | None = None, page: str | None = None) -> int:
     """Start the app, or with no display say so in one line and print the env summary."""
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -47,7 +55,7 @@ def launch(screenshot: str | None = None) -> int:
         return 0
     from gui.app import main as gui_main
 
-    return gui_main(screenshot=screenshot)
+    return gui_main(screenshot=screenshot, page=page)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

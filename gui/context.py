@@ -1,4 +1,4 @@
-"""What every page needs, passed to constructors (no globals): settings, tasks, errors, theme."""
+"""What every page needs, passed to constructors (no globals): settings, tasks, data, theme."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
+from gui.data import DataService
 from gui.errors import ErrorReporter
 from gui.settings import Settings
 from gui.tasks import TaskRunner
@@ -50,3 +51,4 @@ class AppContext:
     errors: ErrorReporter
     theme: ThemeManager
     target: TargetInterpreter
+    data: DataService

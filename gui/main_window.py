@@ -57,6 +57,7 @@ class MainWindow(QMainWindow):
         self.ctx = ctx
         self.specs = pages
         self.pages: dict[str, Page] = {}
+        self.remember_state = True
         self.setWindowTitle("CUDA Clinic")
         self.setWindowIcon(icons.app_icon())
         self.resize(1280, 800)
@@ -108,7 +109,7 @@ class MainWindow(QMainWindow):
         version.setProperty("role", "muted")
         for widget in (self.theme_box, version):
             holder = QHBoxLayout()
-            holder.setContentsMargins(12, 4, 12, 0)
+            holder.setContentsMargins(10, 4, 14, 0)
             holder.addWidget(widget)
             column.addLayout(holder)
         return panel
@@ -191,7 +192,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
         """Remember the window, stop every run (ending its process group), then close."""
-        self.ctx.settings.save_window(self, self.current_key())
+        if self.remember_state:
+            self.ctx.settings.save_window(self, self.current_key())
         for page in self.pages.values():
             page.shutdown()
         self.ctx.tasks.shutdown()

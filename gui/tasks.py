@@ -38,6 +38,7 @@ class TaskRunner(QObject):
         self._pending = 0
         self._closed = False
         self._runs: list[RunTask] = []
+        self._db_finalizers: list[Callable[[], None]] = []
         self._deliver.connect(self._on_deliver)
 
     @property
@@ -66,9 +67,29 @@ class TaskRunner(QObject):
         future.add_done_callback(lambda f: self._deliver.emit(partial(callback, f)))
         return future
 
-    def start_run(self, fn: RunFunction, name: str = "run") -> RunTask:
-        """Start long work (a wizard or a sweep driving child processes) on its own thread."""
+    def add_db_finalizer(self, fn: Callable[[], None]) -> None:
+        """Run `fn` on the database thread at shutdown (closing connections opened there)."""
+        self._db_finalizers.append(fn)
+
+    def start_run(
+        self,
+        fn: RunFunction,
+        name: str = "run",
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        on_finished: OnSuccess | None = None,
+        on_failed: OnFailure | None = None,
+    ) -> RunTask:
+        """Start long work (a wizard or a sweep driving child processes) on its own thread.
+
+        The callbacks are connected before the thread starts, so no signal is missed."""
+        if self._closed:
+            raise RuntimeError("the task runner is shut down")
         task = RunTask(fn, name=name, parent=self)
+        if on_progress is not None:
+            task.progress.connect(on_progress)
+        if on_finished is not None:
+            task.finished.connect(on_finished)
+        task.failed.connect(on_failed if on_failed is not None else self._on_error)
         self._runs = [r for r in self._runs if r.is_running()]
         self._runs.append(task)
         task.start()
@@ -80,6 +101,8 @@ class TaskRunner(QObject):
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Cancel every run (the core then ends each worker's process group) and stop the pools."""
+        if self._closed:
+            return
         self._closed = True
         for task in self._runs:
             task.cancel()
@@ -87,7 +110,9 @@ class TaskRunner(QObject):
             if not task.wait(timeout):
                 log.warning("run %s did not stop within %.0f s", task.name, timeout)
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._db.shutdown(wait=True, cancel_futures=True)
+        for fn in self._db_finalizers:
+            self._db.submit(fn)
+        self._db.shutdown(wait=True)
 
     def _on_deliver(self, callback: Callable[[], None]) -> None:
         callback()

@@ -122,7 +122,8 @@ def role_colors(colors: Colors, name: str) -> tuple[str, str]:
 def style_sheet(colors: Colors) -> str:
     """The app-wide style sheet (resources/app.qss) for one colour scheme."""
     template = (resources_dir() / "app.qss").read_text(encoding="utf-8")
-    return Template(template).substitute(colors.__dict__)
+    icons = (resources_dir() / "icons").as_posix()
+    return Template(template).substitute(colors.__dict__, icons=icons)
 
 
 def palette(colors: Colors) -> QPalette:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui.app import configure_identity
 from gui.context import AppContext, TargetInterpreter
+from gui.data import DataService
 from gui.errors import ErrorReporter
 from gui.settings import Settings
 from gui.tasks import TaskRunner
@@ -42,6 +43,7 @@ def ctx(qapp: QApplication, settings_path: Path) -> Iterator[AppContext]:
         errors=reporter,
         theme=ThemeManager(qapp, "light"),
         target=TargetInterpreter(settings.target_python()),
+        data=DataService(tasks),
     )
     yield context
     tasks.shutdown()

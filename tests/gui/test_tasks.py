@@ -97,11 +97,10 @@ def test_run_streams_events_and_returns_the_worker_result(qtbot, ctx: AppContext
             return worker.run(STEPS / "basic.py", "echo", {"events": 3}, 30, on_event, cancel)
 
     events: list[dict[str, Any]] = []
-    task = ctx.tasks.start_run(work, name="echo")
-    task.progress.connect(events.append)
-    with qtbot.wait_signal(task.finished, timeout=30000) as blocker:
-        pass
-    result = blocker.args[0]
+    results: list[Any] = []
+    task = ctx.tasks.start_run(work, "echo", on_progress=events.append, on_finished=results.append)
+    qtbot.wait_until(lambda: bool(results), timeout=30000)
+    result = results[0]
     assert result.status == "ok"
     assert [e["i"] for e in events] == [0, 1, 2]
     assert task.wait(5)
@@ -116,8 +115,9 @@ def test_cancelling_a_hanging_run_ends_its_process_group(qtbot, ctx: AppContext)
                 STEPS / "misbehave.py", "grandchild_then_hang", {}, 300, on_event, cancel
             )
 
-    task: RunTask = ctx.tasks.start_run(work, name="hang")
-    task.progress.connect(lambda e: pids.append(int(e["pid"])))
+    task: RunTask = ctx.tasks.start_run(
+        work, "hang", on_progress=lambda e: pids.append(int(e["pid"]))
+    )
     qtbot.wait_until(lambda: bool(pids), timeout=30000)
     grandchild = pids[0]
     pgid = os.getpgid(grandchild)
@@ -135,8 +135,7 @@ def test_shutdown_cancels_runs_and_kills_their_groups(qtbot, ctx: AppContext) ->
         with Worker() as worker:
             return worker.run(STEPS / "misbehave.py", "hang", {}, 300, on_event, cancel)
 
-    task = ctx.tasks.start_run(work, name="hang")
-    task.progress.connect(lambda e: pids.append(int(e["pid"])))
+    task = ctx.tasks.start_run(work, "hang", on_progress=lambda e: pids.append(int(e["pid"])))
     qtbot.wait_until(lambda: bool(pids), timeout=30000)
     pgid = os.getpgid(pids[0])
     ctx.tasks.shutdown(timeout=15)

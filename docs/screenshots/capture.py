@@ -1,0 +1,108 @@
+"""Drive the real app offscreen and save one screenshot per page (docs/screenshots/*.png).
+
+Run from the repository root: `.venv/bin/python docs/screenshots/capture.py [OUTDIR] [--dark]`.
+Everything shown comes from this machine: its environment, the bundled KB, a wizard run and a
+quick benchmark sweep executed here. Settings and history go to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+_scratch = tempfile.mkdtemp(prefix="clinic-shots-")
+os.environ["CUDA_CLINIC_DATA_DIR"] = _scratch
+os.environ["XDG_CONFIG_HOME"] = _scratch
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from gui.app import SCREENSHOT_SIZE, build_window, configure_identity, wait_until_idle  # noqa: E402
+from gui.errors import ErrorReporter  # noqa: E402
+from gui.main_window import MainWindow  # noqa: E402
+
+# A real error, produced on this machine by a real torch in a child process (never in the GUI).
+RNN_MISMATCH = """import torch
+model = torch.nn.LSTM(input_size=32, hidden_size=64, batch_first=True)
+batch = torch.randn(8, 16, 32).half()
+out, _ = model(batch)
+"""
+
+
+def real_error() -> str:
+    """Run the snippet in a fresh interpreter and return its stderr (the traceback)."""
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-c", RNN_MISMATCH], capture_output=True, text=True, check=False
+    )
+    return proc.stderr
+
+
+def settle(window: MainWindow, until=None, limit_ms: int = 120_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait for background work, and optionally for a condition."""
+    wait_until_idle(window, limit_ms)
+    if until is not None:
+        from PySide6.QtCore import QEventLoop, QTimer
+
+        loop = QEventLoop()
+        timer = QTimer()
+        timer.setInterval(100)
+        timer.timeout.connect(lambda: until() and loop.quit())
+        timer.start()
+        QTimer.singleShot(limit_ms, loop.quit)
+        loop.exec()
+        timer.stop()
+        wait_until_idle(window, limit_ms)
+
+
+def shoot(window: MainWindow, out: Path, name: str) -> None:
+    """Save the window as PNG."""
+    path = out / f"{name}.png"
+    window.grab().save(str(path), "PNG")
+    print(f"saved {path}")
+
+
+def main() -> int:
+    """Capture every page."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = Path(args[0]) if args else REPO / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    if "--dark" in sys.argv:
+        os.environ["CUDA_CLINIC_THEME"] = "dark"
+    suffix = "-dark" if "--dark" in sys.argv else ""
+    app = QApplication(sys.argv[:1])
+    configure_identity(app)
+    reporter = ErrorReporter(interactive=False, parent=app)
+    reporter.install()
+    window = build_window(app, reporter)
+    window.remember_state = False
+    window.show()
+    window.resize(*SCREENSHOT_SIZE)
+
+    window.show_page("environment")
+    settle(window, lambda: window.page("environment").env is not None)
+    shoot(window, out, f"environment{suffix}")
+
+    diagnose = window.show_page("diagnose")
+    diagnose.input.setPlainText(real_error())
+    diagnose.diagnose()
+    settle(window, lambda: diagnose.report is not None)
+    shoot(window, out, f"diagnose{suffix}")
+
+    knowledge = window.show_page("knowledge", "cuda/rnn-dtype-mismatch")
+    settle(window, lambda: knowledge.current is not None and knowledge.runs is not None)
+    knowledge.view.scrollToAnchor("workarounds")
+    shoot(window, out, f"knowledge{suffix}")
+
+    window.close()
+    reporter.uninstall()
+    return 1 if reporter.unexpected else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""The bundled KB and the user history, each opened once on the database thread and used there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from core.history import History
+from core.kb import KnowledgeBase, open_kb
+from gui.tasks import OnFailure, OnSuccess, TaskRunner
+
+T = TypeVar("T")
+
+
+class DataService:
+    """Runs queries against the KB or the history on the task runner's single database thread,
+    so each SQLite connection is only ever used by the thread that opened it."""
+
+    def __init__(self, tasks: TaskRunner, kb_path: str | None = None) -> None:
+        self._tasks = tasks
+        self._kb_path = kb_path
+        self._kb: KnowledgeBase | None = None
+        self._history: History | None = None
+        tasks.add_db_finalizer(self._close)
+
+    def kb(
+        self,
+        query: Callable[[KnowledgeBase], Any],
+        on_success: OnSuccess,
+        on_failure: OnFailure | None = None,
+    ) -> None:
+        """Run `query(kb)` off the GUI thread (the KB is built first if it is missing/stale)."""
+        self._tasks.run(lambda: query(self._open_kb()), on_success, on_failure, db=True)
+
+    def history(
+        self,
+        query: Callable[[History], Any],
+        on_success: OnSuccess,
+        on_failure: OnFailure | None = None,
+    ) -> None:
+        """Run `query(history)` off the GUI thread."""
+        self._tasks.run(lambda: query(self._open_history()), on_success, on_failure, db=True)
+
+    def _open_kb(self) -> KnowledgeBase:
+        if self._kb is None:
+            self._kb = open_kb(self._kb_path)
+        return self._kb
+
+    def _open_history(self) -> History:
+        if self._history is None:
+            self._history = History.open()
+        return self._history
+
+    def _close(self) -> None:
+        for db in (self._kb, self._history):
+            if db is not None:
+                db.close()
+        self._kb = self._history = None

@@ -1,0 +1,89 @@
+"""Find Python environments a user may want to diagnose: venvs, conda envs, system Pythons."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+_BIN = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
+_CONDA_ROOTS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda")
+_VENV_HOMES = (".virtualenvs", "venvs", ".venvs", ".pyenv/versions", ".local/share/virtualenvs")
+
+
+@dataclass(frozen=True)
+class FoundPython:
+    """One interpreter: its path, a short label and where it was found."""
+
+    python: str
+    label: str
+    kind: str  # "this app" | "conda" | "venv" | "system"
+
+
+def _interpreter(folder: Path) -> str | None:
+    for name in _BIN:
+        candidate = folder / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
+def _conda_envs(home: Path) -> list[tuple[Path, str]]:
+    found: list[tuple[Path, str]] = []
+    listed = home / ".conda" / "environments.txt"
+    if listed.is_file():
+        for line in listed.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip():
+                found.append((Path(line.strip()), "conda"))
+    roots = [home / name for name in _CONDA_ROOTS] + [Path("/opt/conda")]
+    for variable in ("CONDA_PREFIX", "CONDA_ROOT"):
+        if os.environ.get(variable):
+            roots.append(Path(os.environ[variable]))
+    if os.environ.get("CONDA_EXE"):
+        roots.append(Path(os.environ["CONDA_EXE"]).parent.parent)
+    for root in roots:
+        found.append((root, "conda"))
+        found += [(env, "conda") for env in _children(root / "envs")]
+    return found
+
+
+def _venvs(home: Path, cwd: Path) -> list[tuple[Path, str]]:
+    found: list[tuple[Path, str]] = []
+    if os.environ.get("VIRTUAL_ENV"):
+        found.append((Path(os.environ["VIRTUAL_ENV"]), "venv"))
+    for name in _VENV_HOMES:
+        found += [(env, "venv") for env in _children(home / name)]
+    for base in (cwd, home):
+        found += [(base / name, "venv") for name in (".venv", "venv", "env")]
+    # Projects one level under home often carry their own .venv.
+    for project in _children(home)[:200]:
+        found.append((project / ".venv", "venv"))
+    return found
+
+
+def discover(home: Path | None = None, cwd: Path | None = None) -> list[FoundPython]:
+    """Interpreters found on this machine, this app's first; each path appears once."""
+    home = home or Path.home()
+    cwd = cwd or Path.cwd()
+    result = [FoundPython(sys.executable, "This app's Python", "this app")]
+    seen = {sys.executable}
+    for folder, kind in _conda_envs(home) + _venvs(home, cwd):
+        python = _interpreter(folder)
+        if python and python not in seen:
+            seen.add(python)
+            result.append(FoundPython(python, f"{folder.name} ({kind})", kind))
+    for name in ("python3", "python"):
+        system = shutil.which(name)
+        if system and system not in seen:
+            seen.add(system)
+            result.append(FoundPython(system, f"{system} (system)", "system"))
+    return result

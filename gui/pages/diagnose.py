@@ -1,0 +1,212 @@
+"""Diagnose page: paste an error or drop a log; ranked matches with the lines that matched."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.kb import KnowledgeBase, MatchReport, match
+from gui.context import AppContext
+from gui.pages.base import Page, label
+from gui.widgets.cards import FindingBox
+from gui.widgets.log_input import LogInput, read_log
+from gui.widgets.match_card import MatchCard
+
+MATCH_DELAY_MS = 250
+
+Result = tuple[str, MatchReport, dict[str, str]]
+
+
+def _diagnose(text: str, kb: KnowledgeBase) -> Result:
+    """Match `text` and look up which matched entries have a wizard."""
+    report = match(text, kb, top=5)
+    entries = kb.get_many([m.id for m in report.matches])
+    return text, report, {i: e.scenario for i, e in entries.items()}
+
+
+class DiagnosePage(Page):
+    """Matching runs on the database thread a moment after the text stops changing."""
+
+    key = "diagnose"
+    title = "Diagnose"
+    subtitle = (
+        "Paste your error, or drop a log file. Signatures decide; the lines that matched are "
+        "highlighted. CUDA errors are asynchronous: when the headline error usually masks an "
+        "earlier one, you are told."
+    )
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.report: MatchReport | None = None
+        self.cards: list[MatchCard] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(MATCH_DELAY_MS)
+        self._timer.timeout.connect(self.diagnose)
+        open_button = QPushButton("Open log file…")
+        open_button.clicked.connect(self._on_open_file)
+        self.action_row.addWidget(open_button)
+        clear = QPushButton("Clear")
+        clear.clicked.connect(self._on_clear)
+        self.action_row.addWidget(clear)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.input = LogInput()
+        self.input.textChanged.connect(self._timer.start)
+        self.input.file_dropped.connect(self.load_file)
+        splitter.addWidget(self.input)
+        splitter.addWidget(self._build_results())
+        splitter.setSizes([500, 540])
+        self.body.addWidget(splitter, 1)
+        QShortcut(QKeySequence("Ctrl+O"), self).activated.connect(self._on_open_file)
+        QShortcut(QKeySequence("Ctrl+Return"), self).activated.connect(self.diagnose)
+
+    def _build_results(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(8, 0, 0, 0)
+        self.headline = label("Results appear here as soon as you paste.", "h2", wrap=True)
+        column.addWidget(self.headline)
+        self.summary = label("", "muted", wrap=True)
+        column.addWidget(self.summary)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        holder = QWidget()
+        self.results = QVBoxLayout(holder)
+        self.results.setContentsMargins(0, 0, 6, 0)
+        self.results.setSpacing(10)
+        self.results.addStretch(1)
+        scroll.setWidget(holder)
+        column.addWidget(scroll, 1)
+        return side
+
+    def activate(self, arg: Any = None) -> None:
+        """`arg` may be text to diagnose (e.g. an error passed from another page)."""
+        if isinstance(arg, str) and arg:
+            self.input.setPlainText(arg)
+        self.input.setFocus()
+
+    def refresh(self) -> None:
+        """Run the match again."""
+        self.diagnose()
+
+    def shutdown(self) -> None:
+        """Stop the debounce timer."""
+        self._timer.stop()
+        super().shutdown()
+
+    def diagnose(self) -> None:
+        """Match the current text against the knowledge base (off the GUI thread)."""
+        self._timer.stop()
+        text = self.input.toPlainText()
+        if not text.strip():
+            self._show_empty()
+            return
+        self.begin_busy()
+        self.ctx.data.kb(lambda kb: _diagnose(text, kb), self._on_matched, self._on_failed)
+
+    def load_file(self, path: str) -> None:
+        """Read a log file off the GUI thread and diagnose it."""
+        self.begin_busy()
+        self.summary.setText(f"Reading {path} …")
+        self.ctx.tasks.run(lambda: read_log(path), self._on_file_read, self._on_failed)
+
+    def _on_open_file(self) -> None:
+        start = self.ctx.settings.last_dir("logs") or os.path.expanduser("~")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a log file", start, "Logs (*.log *.txt *.out *.err);;All files (*)"
+        )
+        if path:
+            self.ctx.settings.set_last_dir("logs", os.path.dirname(path))
+            self.load_file(path)
+
+    def _on_file_read(self, text: str) -> None:
+        self.end_busy()
+        self.input.setPlainText(text)
+        self.diagnose()
+
+    def _on_clear(self) -> None:
+        self.input.clear()
+        self._show_empty()
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self.end_busy()
+        if isinstance(exc, OSError):
+            self.summary.setText(f"Could not read the file: {exc.strerror or exc}.")
+            return
+        self.ctx.errors.report(exc)
+
+    def _show_empty(self) -> None:
+        self.report = None
+        self._clear_cards()
+        self.input.setExtraSelections([])
+        self.headline.setText("Results appear here as soon as you paste.")
+        self.summary.setText("")
+
+    def _clear_cards(self) -> None:
+        for card in self.cards:
+            card.deleteLater()
+        self.cards = []
+        while self.results.count() > 1:
+            item = self.results.takeAt(0)
+            widget = item.widget() if item else None
+            if widget is not None:
+                widget.deleteLater()
+
+    def _on_matched(self, result: Result) -> None:
+        self.end_busy()
+        text, report, scenarios = result
+        if text != self.input.toPlainText():
+            return  # the text changed meanwhile; a newer match is on its way
+        self.report = report
+        self._clear_cards()
+        colors = self.ctx.theme.colors
+        confident = report.confident
+        if confident:
+            self.headline.setText(f"Most likely: {confident[0].title}")
+        elif report.matches:
+            self.headline.setText("No confident match; these come closest")
+        else:
+            self.headline.setText("No known GPU error found in this text")
+        scanned = f"{report.lines_scanned} lines scanned"
+        if report.truncated:
+            scanned += " (only the end of this very long text)"
+        self.summary.setText(f"{scanned} · {len(confident)} confident of {len(report.matches)}")
+        if report.root_cause:
+            root = report.root_cause
+            box = FindingBox(
+                "warning",
+                f"The headline error usually masks an earlier one: {root['id']} at line "
+                f"{root['line']}.",
+                "Fix the earlier error first; the later one often disappears with it.",
+                colors,
+            )
+            self.results.insertWidget(self.results.count() - 1, box)
+        for rank, item in enumerate(report.matches, start=1):
+            card = MatchCard(rank, item, scenarios.get(item.id, ""), colors)
+            card.open_entry.connect(lambda entry_id: self.navigate.emit("knowledge", entry_id))
+            card.run_wizard.connect(lambda scenario: self.navigate.emit("wizard", scenario))
+            card.show_line.connect(self._on_show_line)
+            self.results.insertWidget(self.results.count() - 1, card)
+            self.cards.append(card)
+        self._highlight()
+
+    def _highlight(self) -> None:
+        if self.report is None:
+            return
+        lines = [(ev.line, ev.text) for m in self.report.matches for ev in m.evidence]
+        self.highlighted = self.input.highlight_lines(lines, self.ctx.theme.colors.highlight_line)
+
+    def _on_show_line(self, line: int) -> None:
+        self.input.scroll_to_block(line - 1)

@@ -1,0 +1,193 @@
+"""Environment page: findings first, then driver/CUDA, cuDNN, GPUs, PyTorch; quick or deep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.env import Environment, detect
+from gui.context import AppContext
+from gui.pages.base import Page, label
+from gui.widgets import env_cards
+from gui.widgets.cards import FindingBox
+from gui.widgets.interpreter import InterpreterPicker
+
+_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+class EnvironmentPage(Page):
+    """Detects the target interpreter's stack off the GUI thread and renders it."""
+
+    key = "environment"
+    title = "Environment"
+    subtitle = "Is this GPU stack sane? What is installed, and what torch actually loads."
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.env: Environment | None = None
+        self.running: str | None = None  # "quick" | "deep" while a check runs
+        self._started = False
+        self.picker = InterpreterPicker(ctx)
+        self.action_row.addWidget(self.picker)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Quick check: no torch import (F5)")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.action_row.addWidget(self.refresh_button)
+        self.deep_button = QPushButton("Deep check")
+        self.deep_button.setProperty("primary", True)
+        self.deep_button.setToolTip(
+            "Imports torch in a child process, runs a tiny conv, matmul and LSTM on each GPU "
+            "and reads which libraries are really loaded"
+        )
+        self.deep_button.clicked.connect(self.deep_check)
+        self.action_row.addWidget(self.deep_button)
+        self.state_label = label("", "muted")
+        self.body.addWidget(self.state_label)
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._on_tick)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        self.content = QWidget()
+        self.content_layout = QVBoxLayout(self.content)
+        self.content_layout.setContentsMargins(0, 0, 6, 0)
+        self.content_layout.setSpacing(12)
+        scroll.setWidget(self.content)
+        self.body.addWidget(scroll, 1)
+        ctx.target.changed.connect(lambda _p: self.refresh())
+        ctx.theme.changed.connect(lambda _c: self._render())
+
+    def activate(self, arg: Any = None) -> None:
+        """Run the first quick check when the page is first shown."""
+        if not self._started:
+            self._started = True
+            self.refresh()
+
+    def refresh(self) -> None:
+        """A quick check (no torch import)."""
+        self._detect(deep=False)
+
+    def deep_check(self) -> None:
+        """A deep check: torch imported in a child process of the target interpreter."""
+        self._detect(deep=True)
+
+    def shutdown(self) -> None:
+        """Stop the elapsed-time ticker."""
+        self._ticker.stop()
+        super().shutdown()
+
+    def _detect(self, deep: bool) -> None:
+        if self.running:
+            return
+        self.running = "deep" if deep else "quick"
+        self._started = True
+        python = self.ctx.target.path
+        self.refresh_button.setEnabled(False)
+        self.deep_button.setEnabled(False)
+        self._clock.start()
+        self._on_tick()
+        self._ticker.start()
+        self.begin_busy()
+        if deep:
+            # Deep mode may take minutes (first CUDA use can JIT-compile); a run thread never
+            # holds up closing the app.
+            self.ctx.tasks.start_run(
+                lambda _e, _c: detect(python, deep=True),
+                "env-deep",
+                on_finished=self._on_detected,
+                on_failed=self._on_failed,
+            )
+        else:
+            self.ctx.tasks.run(lambda: detect(python), self._on_detected, self._on_failed)
+
+    def _on_tick(self) -> None:
+        seconds = self._clock.elapsed() // 1000
+        if self.running == "deep":
+            text = (
+                "Deep check: importing torch and running a tiny conv, matmul and LSTM on each "
+                f"GPU in {self.ctx.target.effective} … {seconds} s"
+            )
+        else:
+            text = f"Checking {self.ctx.target.effective} (torch is not imported) … {seconds} s"
+        self.state_label.setText(text)
+
+    def _finish_run(self) -> None:
+        self._ticker.stop()
+        self.end_busy()
+        self.running = None
+        self.refresh_button.setEnabled(True)
+        self.deep_button.setEnabled(True)
+
+    def _on_detected(self, env: Environment) -> None:
+        mode = self.running
+        seconds = self._clock.elapsed() / 1000
+        self._finish_run()
+        self.env = env
+        what = (
+            "Deep check (torch imported in a child process)"
+            if mode == "deep"
+            else ("Quick check (torch not imported; Deep check shows what is really loaded)")
+        )
+        self.state_label.setText(f"{what} · {seconds:.1f} s · {self.ctx.target.effective}")
+        self._render()
+        errors = sum(f.severity == "error" for f in env.findings)
+        self.status.emit(f"Environment checked: {len(env.findings)} findings, {errors} errors.")
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self._finish_run()
+        self.state_label.setText("The check could not run; see the message.")
+        self.ctx.errors.report(exc)
+
+    def _clear(self) -> None:
+        while self.content_layout.count():
+            item = self.content_layout.takeAt(0)
+            widget = item.widget() if item else None
+            if widget is not None:
+                widget.deleteLater()
+
+    def _render(self) -> None:
+        env = self.env
+        if env is None:
+            return
+        self._clear()
+        colors = self.ctx.theme.colors
+        self.content_layout.addWidget(label("Findings", "h2"))
+        findings = sorted(env.findings, key=lambda f: _ORDER.get(f.severity, 3))
+        self.finding_boxes = [FindingBox(f.severity, f.message, f.action, colors) for f in findings]
+        if not findings:
+            self.finding_boxes = [
+                FindingBox(
+                    "ok",
+                    "No problems found.",
+                    "Run a deep check to confirm what torch really loads.",
+                    colors,
+                )
+            ]
+        for box in self.finding_boxes:
+            self.content_layout.addWidget(box)
+        grid = QGridLayout()
+        grid.setSpacing(12)
+        cards = [
+            env_cards.cuda_card(env),
+            env_cards.cudnn_card(env),
+            env_cards.gpus_card(env),
+            env_cards.torch_card(env),
+            env_cards.python_card(env),
+        ]
+        for index, card in enumerate(cards):
+            grid.addWidget(card, index // 2, index % 2, Qt.AlignmentFlag.AlignTop)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        holder = QWidget()
+        holder.setLayout(grid)
+        self.content_layout.addWidget(holder)
+        self.content_layout.addStretch(1)

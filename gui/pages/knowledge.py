@@ -1,0 +1,278 @@
+"""Knowledge base page: a searchable, filterable list of documented errors and one entry's view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.kb import Entry, KnowledgeBase
+from gui.context import AppContext
+from gui.pages.base import Page, label
+from gui.widgets.entry_view import EntryView
+from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
+
+SEARCH_DELAY_MS = 180
+
+
+def _load_all(kb: KnowledgeBase) -> list[Entry]:
+    return kb.entries()
+
+
+class KnowledgePage(Page):
+    """Browse every entry; search is full-text (FTS5) on the database thread."""
+
+    key = "knowledge"
+    title = "Knowledge base"
+    subtitle = (
+        "Documented cuDNN/CUDA errors: why they happen, which workarounds really fix them "
+        "(verified, with evidence), and what the sources got wrong."
+    )
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.entries: dict[str, Entry] = {}
+        self.matching_ids: list[str] | None = None  # None: no search text
+        self.current: Entry | None = None
+        self.runs: list[dict[str, Any]] | None = None
+        self._pending_select: str | None = None
+        self._loaded = False
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._run_search)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._build_list_side())
+        splitter.addWidget(self._build_entry_side())
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 5)
+        splitter.setSizes([330, 720])
+        self.body.addWidget(splitter, 1)
+        ctx.theme.changed.connect(lambda _c: self._render_current())
+
+    def _build_list_side(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(0, 0, 8, 0)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search errors, codes, fixes…  (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        column.addWidget(self.search)
+        filters = QHBoxLayout()
+        self.domain_box = QComboBox()
+        self.domain_box.addItem("All domains", "")
+        self.category_box = QComboBox()
+        self.category_box.addItem("All categories", "")
+        for box in (self.domain_box, self.category_box):
+            box.currentIndexChanged.connect(lambda _i: self._fill_list())
+            filters.addWidget(box, 1)
+        column.addLayout(filters)
+        self.wizard_only = QCheckBox("Only entries with a fix wizard")
+        self.wizard_only.toggled.connect(lambda _on: self._fill_list())
+        column.addWidget(self.wizard_only)
+        self.count_label = label("", "muted")
+        column.addWidget(self.count_label)
+        self.list = QListWidget()
+        self.list.setItemDelegate(TwoLineDelegate(self.list))
+        self.list.setUniformItemSizes(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.currentItemChanged.connect(self._on_current_item_changed)
+        column.addWidget(self.list, 1)
+        return side
+
+    def _build_entry_side(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(8, 0, 0, 0)
+        head = QHBoxLayout()
+        self.entry_title = label("", "h2", wrap=True)
+        head.addWidget(self.entry_title, 1)
+        self.wizard_button = QPushButton("Run its fix wizard")
+        self.wizard_button.setProperty("primary", True)
+        self.wizard_button.clicked.connect(self._on_run_wizard)
+        self.wizard_button.setVisible(False)
+        head.addWidget(self.wizard_button, 0, Qt.AlignmentFlag.AlignTop)
+        column.addLayout(head)
+        self.entry_meta = label("", "muted", wrap=True)
+        self.entry_meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        column.addWidget(self.entry_meta)
+        self.view = EntryView()
+        self.view.open_entry.connect(self.select)
+        self.view.run_wizard.connect(self._on_run_wizard)
+        self.view.copied.connect(lambda _s: self.status.emit("Snippet copied to the clipboard."))
+        column.addWidget(self.view, 1)
+        return side
+
+    def activate(self, arg: Any = None) -> None:
+        """Load the KB on first show; `arg` is an entry id to select."""
+        if isinstance(arg, str):
+            self._pending_select = arg
+        if not self._loaded:
+            self._loaded = True
+            self.begin_busy()
+            self.ctx.data.kb(_load_all, self._on_loaded, self._on_load_failed)
+        elif self._pending_select:
+            self.select(self._pending_select)
+
+    def refresh(self) -> None:
+        """Reload the entries."""
+        self._loaded = False
+        self._pending_select = self.current.id if self.current else None
+        self.activate()
+
+    def focus_search(self) -> None:
+        """Ctrl+F."""
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def shutdown(self) -> None:
+        """Stop the search debounce timer."""
+        self._search_timer.stop()
+        super().shutdown()
+
+    def select(self, entry_id: str) -> None:
+        """Show entry `entry_id` (clearing filters that would hide it)."""
+        if entry_id not in self.entries:
+            self.status.emit(f"No knowledge-base entry {entry_id}.")
+            return
+        if self._row_of(entry_id) is None:
+            self.search.clear()
+            self.matching_ids = None
+            self.domain_box.setCurrentIndex(0)
+            self.category_box.setCurrentIndex(0)
+            self.wizard_only.setChecked(False)
+            self._fill_list()
+        row = self._row_of(entry_id)
+        if row is not None:
+            self.list.setCurrentRow(row)
+
+    def _row_of(self, entry_id: str) -> int | None:
+        for row in range(self.list.count()):
+            if self.list.item(row).data(Qt.ItemDataRole.UserRole) == entry_id:
+                return row
+        return None
+
+    def _on_loaded(self, entries: list[Entry]) -> None:
+        self.end_busy()
+        self.entries = {e.id: e for e in entries}
+        for box, values in (
+            (self.domain_box, sorted({e.domain for e in entries})),
+            (self.category_box, sorted({e.category for e in entries})),
+        ):
+            box.blockSignals(True)
+            while box.count() > 1:
+                box.removeItem(1)
+            for value in values:
+                box.addItem(value, value)
+            box.blockSignals(False)
+        self._fill_list()
+        target = self._pending_select
+        self._pending_select = None
+        if target:
+            self.select(target)
+        elif self.list.count() and self.current is None:
+            self.list.setCurrentRow(0)
+
+    def _on_load_failed(self, exc: BaseException) -> None:
+        self.end_busy()
+        self._loaded = False
+        self.count_label.setText("The knowledge base could not be opened.")
+        self.ctx.errors.report(exc)
+
+    def _run_search(self) -> None:
+        text = self.search.text().strip()
+        if not text:
+            self.matching_ids = None
+            self._fill_list()
+            return
+        self.ctx.data.kb(lambda kb: (text, kb.search_ids(text, limit=200)), self._on_search_done)
+
+    def _on_search_done(self, result: tuple[str, list[str]]) -> None:
+        text, ids = result
+        if text == self.search.text().strip():  # ignore answers to older queries
+            self.matching_ids = ids
+            self._fill_list()
+
+    def visible_ids(self) -> list[str]:
+        """Entry ids that pass the search and the filters, in display order."""
+        ids = self.matching_ids if self.matching_ids is not None else sorted(self.entries)
+        domain = self.domain_box.currentData()
+        category = self.category_box.currentData()
+        shown = []
+        for entry_id in ids:
+            entry = self.entries.get(entry_id)
+            if entry is None or (domain and entry.domain != domain):
+                continue
+            if (category and entry.category != category) or (
+                self.wizard_only.isChecked() and not entry.scenario
+            ):
+                continue
+            shown.append(entry_id)
+        return shown
+
+    def _fill_list(self) -> None:
+        keep = self.current.id if self.current else None
+        self.list.blockSignals(True)
+        self.list.clear()
+        for entry_id in self.visible_ids():
+            entry = self.entries[entry_id]
+            item = QListWidgetItem(entry.title)
+            item.setData(Qt.ItemDataRole.UserRole, entry.id)
+            wizard = " · fix wizard" if entry.scenario else ""
+            item.setData(SUBTITLE_ROLE, f"{entry.id} · {entry.category}{wizard}")
+            item.setToolTip(entry.summary)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        total = len(self.entries)
+        self.count_label.setText(f"{self.list.count()} of {total} entries")
+        row = self._row_of(keep) if keep else None
+        if row is not None:
+            self.list.blockSignals(True)
+            self.list.setCurrentRow(row)
+            self.list.blockSignals(False)
+
+    def _on_current_item_changed(self, item: QListWidgetItem | None, _old: object) -> None:
+        if item is None:
+            return
+        entry = self.entries.get(str(item.data(Qt.ItemDataRole.UserRole)))
+        if entry is not None:
+            self.current = entry
+            self.runs = None
+            self._render_current()
+            if entry.scenario:
+                scenario = entry.scenario
+                self.ctx.data.history(lambda h: (scenario, h.runs(scenario, 10)), self._on_runs)
+
+    def _on_runs(self, result: tuple[str, list[dict[str, Any]]]) -> None:
+        scenario, runs = result
+        if self.current is not None and self.current.scenario == scenario:
+            self.runs = runs
+            self._render_current()
+
+    def _render_current(self) -> None:
+        entry = self.current
+        if entry is None:
+            return
+        self.entry_title.setText(entry.title)
+        meta = [entry.id, entry.domain, entry.category, f"confidence: {entry.confidence}"]
+        self.entry_meta.setText("  ·  ".join(meta))
+        self.wizard_button.setVisible(bool(entry.scenario))
+        runs = self.runs if entry.scenario else None
+        self.view.show_entry(entry, self.ctx.theme.colors, runs)
+
+    def _on_run_wizard(self) -> None:
+        if self.current is not None and self.current.scenario:
+            self.navigate.emit("wizard", self.current.scenario)

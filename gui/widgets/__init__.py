@@ -1,0 +1,1 @@
+"""Reusable widgets: cards, badges, code blocks, the stepper, the log view, pickers."""
