@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.kb.match_command",
     "core.report.command",
     "core.bench.command",
+    "core.wizard.command",
 )
 
 PROG = "cuda-clinic"

@@ -1,0 +1,151 @@
+"""`cuda-clinic wizard`: list scenarios, run one on this machine, browse past runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from typing import Any
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register `wizard` and its subcommands."""
+    parser = subparsers.add_parser(
+        "wizard",
+        help="reproduce a documented error on this machine and verify each workaround",
+        description=__doc__,
+    )
+    sub = parser.add_subparsers(dest="wizard_command", metavar="SUBCOMMAND", required=True)
+    json_opt = argparse.ArgumentParser(add_help=False)
+    json_opt.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_parser("list", parents=[json_opt], help="list the scenarios")
+    run = sub.add_parser("run", parents=[json_opt], help="run one scenario")
+    run.add_argument("id", help="scenario id (= KB entry id), e.g. cuda/rnn-dtype-mismatch")
+    run.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="time limit per step in seconds (default: per step)",
+    )
+    run.add_argument("--no-save", action="store_true", help="do not store the run in the history")
+    history = sub.add_parser("history", parents=[json_opt], help="past runs, or one run in full")
+    history.add_argument("run_id", nargs="?", type=int, metavar="ID", help="a run id")
+    history.add_argument("--scenario", help="only runs of this scenario")
+    history.add_argument("--limit", type=int, default=50, help="most runs listed (default 50)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen `wizard` subcommand."""
+    if args.wizard_command == "list":
+        return _list(args.json)
+    if args.wizard_command == "history":
+        return _history(args.run_id, args.scenario, args.limit, args.json)
+    return _run(args)
+
+
+def _list(as_json: bool) -> int:
+    from core.wizard import scenarios
+
+    items = [s.to_dict() for s in scenarios()]
+    if as_json:
+        print(json.dumps(items, indent=2))
+        return 0
+    for item in items:
+        need = "CUDA GPU" if item["requirements"]["cuda"] else "CPU or GPU"
+        print(f"{item['id']:40} {need:11} {item['title']}")
+    return 0
+
+
+def _progress(event: dict[str, Any]) -> None:
+    """One stderr line per finished step, so a long run shows life."""
+    if event.get("kind") == "step_finished":
+        print(
+            f"  {event['step']:28} {event['outcome']:15} {event['duration_s']:8.2f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from core.errors import UsageError
+    from core.wizard import get_scenario, run_wizard
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    scenario = get_scenario(args.id)
+    if not args.json:
+        print(f"{scenario.id}: {scenario.title}", file=sys.stderr, flush=True)
+    cancel = threading.Event()
+    try:
+        result = run_wizard(
+            scenario.id,
+            python=args.python,
+            timeout=args.timeout,
+            on_event=None if args.json else _progress,
+            cancel=cancel,
+            save=not args.no_save,
+        )
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    data = result.to_dict()
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print(render_run(data))
+    return 0
+
+
+def render_run(data: dict[str, Any]) -> str:
+    """A wizard run as text: the environment line, the step table, the verdict."""
+    runtime = data["environment"].get("runtime", {})
+    gpu = runtime.get("gpu") or "no CUDA GPU"
+    lines = [
+        f"{data['scenario']['id']} — {data['scenario']['title']}",
+        f"python {runtime.get('python')} ({data['python']}), torch {runtime.get('torch')}, "
+        f"cuDNN {runtime.get('cudnn')}, {gpu}, driver {runtime.get('driver') or '-'}",
+        "",
+        f"{'step':28} {'kind':10} {'outcome':15} {'time s':>8} {'cost':>7}  note",
+    ]
+    previous = None
+    for step in data["steps"]:
+        cost = f"{step['cost_ratio']:.2f}x" if step.get("cost_ratio") is not None else ""
+        note = "(same as above)" if step["note"] == previous else step["note"]
+        previous = step["note"]
+        lines.append(
+            f"{step['name']:28} {step['kind']:10} {step['outcome']:15} "
+            f"{step['duration_s']:8.2f} {cost:>7}  {note}"
+        )
+    verdict = data["verdict"]
+    lines += ["", verdict["summary"]]
+    lines += [f"- {text}" for text in verdict.get("recommendations", [])]
+    for claim in verdict.get("claims", []):
+        holds = {True: "holds", False: "does not hold", None: "not verified"}[claim["holds"]]
+        lines.append(f"- claim: {claim['claim']} -> {holds} ({claim['measured']})")
+    if data.get("id") is not None:
+        lines.append(f"saved as run {data['id']} (cuda-clinic wizard history {data['id']})")
+    return "\n".join(lines)
+
+
+def _history(run_id: int | None, scenario: str | None, limit: int, as_json: bool) -> int:
+    from core.history import History
+
+    with History.open() as history:
+        if run_id is not None:
+            data = history.get_run(run_id)
+            print(json.dumps(data, indent=2) if as_json else render_run(data))
+            return 0
+        rows = history.runs(scenario=scenario, limit=limit)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no wizard runs yet (cuda-clinic wizard run ID)")
+    for row in rows:
+        print(f"{row['id']:5} {row['created']} {row['scenario']:40} {row['outcome']}")
+    return 0

@@ -1,0 +1,84 @@
+"""Every registered scenario is well formed and matches its knowledge-base entry."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from core.wizard import scenarios
+from core.wizard.model import STEPS_DIR
+
+ALL = scenarios()
+KB = Path(__file__).resolve().parents[3] / "resources" / "kb"
+
+
+def kb_front_matter(scenario_id: str) -> dict[str, object]:
+    text = (KB / f"{scenario_id}.md").read_text(encoding="utf-8")
+    return tomllib.loads(text.split("+++")[1])
+
+
+def test_the_six_wizards_are_registered() -> None:
+    assert [s.id for s in ALL] == [
+        "cuda/cudnn-rnn-double-backward",
+        "cuda/rnn-dtype-mismatch",
+        "cuda/cudnn-status-not-initialized",
+        "cuda/cudnn-no-valid-conv-algorithm",
+        "cuda/cudnn-rnn-performance",
+        "cuda/cudnn-rnn-eval-backward",
+    ]
+
+
+@pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])
+def test_scenario_is_well_formed(scenario) -> None:  # type: ignore[no-untyped-def]
+    names = [step.name for step in scenario.steps]
+    assert len(names) == len(set(names))
+    assert scenario.title and scenario.summary
+    assert scenario.signature or scenario.reproduced_when is not None
+    for pattern in (scenario.signature, scenario.related_signature):
+        re.compile(pattern)
+    for step in scenario.steps:
+        assert step.path.is_file(), step.path
+        tree = ast.parse(step.path.read_text(encoding="utf-8"))
+        functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert step.function in functions, f"{step.file} has no {step.function}"
+    if scenario.baseline_step:
+        assert scenario.baseline_step in names
+
+
+@pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])
+def test_kb_entry_points_back_and_its_steps_exist(scenario) -> None:  # type: ignore[no-untyped-def]
+    entry = kb_front_matter(scenario.id)
+    assert entry["id"] == scenario.id
+    assert entry.get("scenario") in (scenario.id, "")
+    names = {step.name for step in scenario.steps}
+    for item in [*entry.get("workarounds", []), *entry.get("dead_ends", [])]:  # type: ignore[misc]
+        step = item.get("step", "")
+        assert not step or step in names, f"KB step {step!r} has no wizard step"
+
+
+@pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])
+def test_seed_file_is_named_when_the_kb_names_one(scenario) -> None:  # type: ignore[no-untyped-def]
+    entry = kb_front_matter(scenario.id)
+    if entry.get("seed"):
+        assert scenario.seed == entry["seed"]
+
+
+def test_step_files_import_only_stdlib_torch_and_siblings() -> None:
+    allowed = {"torch", "_stepkit", "pynvml", "__future__"}
+    for path in STEPS_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            for root in roots:
+                import sys
+
+                assert root in allowed or root in sys.stdlib_module_names, f"{path.name}: {root}"
