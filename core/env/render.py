@@ -107,14 +107,25 @@ def _cudnn_rows(env: Environment) -> list[str]:
 
 
 def _loaded_rows(env: Environment) -> list[str]:
-    families: dict[str, list[str]] = {}
+    """Loaded CUDA libraries other than cuDNN (shown above), grouped by folder."""
+    by_dir: dict[str, list[str]] = {}
     for lib in env.loaded_libraries:
         if lib.family and not lib.family.startswith("cudnn"):
-            families.setdefault(lib.name, []).append(lib.directory)
-    return [
-        _row("loaded" if i == 0 else "", f"{name} {dirs[0]}")
-        for i, (name, dirs) in enumerate(sorted(families.items()))
-    ]
+            by_dir.setdefault(lib.directory, []).append(lib.name)
+    rows = []
+    for i, (directory, names) in enumerate(sorted(by_dir.items())):
+        rows.append(_row("loaded" if i == 0 else "", f"{directory}:"))
+        rows += textwrap.wrap(
+            ", ".join(sorted(names)),
+            _WIDTH - _LABEL - 5,
+            initial_indent=" " * (_LABEL + 5),
+            subsequent_indent=" " * (_LABEL + 5),
+        )
+    return rows
+
+
+def _short(value: str, limit: int = 80) -> str:
+    return value if len(value) <= limit else value[: limit - 3] + "..."
 
 
 def render_human(env: Environment) -> str:
@@ -163,11 +174,12 @@ def render_human(env: Environment) -> str:
         lines += textwrap.wrap(
             ", ".join(pkgs),
             _WIDTH,
+            break_on_hyphens=False,
             initial_indent=f"  {'packages':<{_LABEL}} ",
             subsequent_indent=" " * (_LABEL + 3),
         )
-    for name, value in env.env_vars.items():
-        lines.append(_row("env" if name == next(iter(env.env_vars)) else "", f"{name}={value}"))
+    for i, (name, value) in enumerate(env.env_vars.items()):
+        lines.append(_row("env" if i == 0 else "", _short(f"{name}={value}")))
     if env.mode == "quick":
         lines += ["", "Quick mode reads files only; --deep imports torch and shows what is loaded."]
     return "\n".join(lines)

@@ -5,7 +5,7 @@
 out=${1:?usage: env.sh OUTDIR}
 mkdir -p "$out"
 py=python3
-note="GPU machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), system python3 with the pip torch"
+note="GPU machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), its python3 (a venv with the pip torch and its nvidia-* wheels, plus an older system cuDNN in /lib/x86_64-linux-gnu)"
 {
   echo "## nvidia-smi"; nvidia-smi -L | sed -E 's/\(UUID: [^)]*\)//'
   echo "## ldconfig cuDNN"; ldconfig -p | grep libcudnn

@@ -291,35 +291,48 @@ def _file_version(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def read_versions(copies: list[dict[str, Any]], timeout: float = 30.0) -> None:
-    """Fill each copy's version from the library itself, in a child so a bad copy is harmless."""
+def start_version_reader(copies: list[dict[str, Any]]) -> subprocess.Popen[str] | None:
+    """Start the child that loads each copy's main library and asks it for its version."""
     paths = [c["library"] for c in copies]
     if not paths:
-        return
+        return None
     script = os.path.join(HERE, "libversion.py")
+    return subprocess.Popen(
+        [sys.executable, "-I", "-S", script, *paths],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def read_versions(
+    copies: list[dict[str, Any]],
+    proc: subprocess.Popen[str] | None = None,
+    timeout: float = 30.0,
+) -> None:
+    """Fill each copy's version from the library itself, in a child so a bad copy is harmless."""
+    proc = proc or start_version_reader(copies)
+    if proc is None:
+        return
     try:
-        proc = subprocess.run(
-            [sys.executable, "-I", "-S", script, *paths],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        result = json.loads(proc.stdout) if proc.returncode == 0 else {}
+        out, _ = proc.communicate(timeout=timeout)
+        result = json.loads(out) if proc.returncode == 0 else {}
         failure = None if proc.returncode == 0 else f"version reader exited with {proc.returncode}"
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        proc.kill()
+        proc.wait()
         result, failure = {}, f"version reader failed: {exc}"
     for copy in copies:
         got = result.get(copy["library"], {"error": failure})
         copy["version"] = got.get("version")
         copy["cudart"] = got.get("cudart")
         copy["version_error"] = got.get("error")
-    if failure and len(paths) > 1:
+    if failure and len(copies) > 1:
         # One copy crashed the reader: retry each alone so the others still get a version.
         for copy in copies:
-            single = [c for c in copies if c is copy]
             if copy.get("version") is None:
-                read_versions(single, timeout)
+                read_versions([copy], timeout=timeout)
 
 
 def toolkits() -> dict[str, Any]:
@@ -386,7 +399,9 @@ def env_vars() -> dict[str, str]:
     """Relevant environment variables, secret-looking values masked."""
     out = {}
     for name in sorted(os.environ):
-        if name.startswith(ENV_PREFIXES) or name in ENV_NAMES:
+        if (name.startswith(ENV_PREFIXES) or name in ENV_NAMES) and not name.startswith(
+            "CUDA_CLINIC_"
+        ):
             out[name] = mask_value(name, os.environ[name])
     return out
 
@@ -411,15 +426,17 @@ def main() -> int:
     section("env", env_vars)
     torch = section("torch", torch_info) or {}
     copies = section("cudnn_copies", lambda: cudnn_copies(torch)) or []
-    section("cudnn_versions", lambda: read_versions(copies))
+    reader = section("cudnn_reader", lambda: start_version_reader(copies))
+    section("nvml", _nvml)  # NVML runs while the reader child loads the libraries
+    section("cudnn_versions", lambda: read_versions(copies, proc=reader))
+    result.pop("cudnn_reader", None)
     result.pop("cudnn_versions", None)
-    section("nvml", _nvml)
     section("toolkits", toolkits)
     section("packages", packages)
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
     sys.stdout.write(json.dumps(result))
     sys.stdout.flush()
-    return 0
+    os._exit(0)  # nothing to tear down: NVML and the libraries were loaded only to be asked
 
 
 def _nvml() -> dict[str, Any]:

@@ -73,14 +73,28 @@ def fake_cudnn(tmp_path: Path) -> Callable[[Path, str], Path]:
 
     def build(folder: Path, version: str) -> Path:
         major, minor, patch = (int(p) for p in version.split("."))
-        encoded = major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
+        encoded = (
+            major * 10000 + minor * 100 + patch
+            if major >= 9
+            else major * 1000 + minor * 100 + patch
+        )
         folder.mkdir(parents=True, exist_ok=True)
         source = tmp_path / f"cudnn_{version}.c"
         source.write_text(FAKE_CUDNN_C)
         lib = folder / f"libcudnn.so.{major}"
         subprocess.run(
-            [compiler, "-shared", "-fPIC", "-o", str(lib), str(source),
-             f"-DVERSION_INT={encoded}", f"-DMAJOR={major}", f"-DMINOR={minor}", f"-DPATCH={patch}"],
+            [
+                compiler,
+                "-shared",
+                "-fPIC",
+                "-o",
+                str(lib),
+                str(source),
+                f"-DVERSION_INT={encoded}",
+                f"-DMAJOR={major}",
+                f"-DMINOR={minor}",
+                f"-DPATCH={patch}",
+            ],
             check=True,
         )
         (folder / f"libcudnn_ops.so.{major}").write_bytes(b"")

@@ -19,7 +19,12 @@ def run_cli(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedP
     env["PYTHONPATH"] = os.pathsep.join([*parts, str(REPO)])
     return subprocess.run(
         [sys.executable, "-m", "core", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -30,8 +35,17 @@ def _json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 def test_json_has_the_design_minimums_and_exit_code_follows_findings() -> None:
     proc = run_cli("env", "--json")
     data = _json(proc)
-    for key in ("schema_version", "python", "platform", "driver", "gpus", "torch", "cudnn",
-                "findings", "app"):
+    for key in (
+        "schema_version",
+        "python",
+        "platform",
+        "driver",
+        "gpus",
+        "torch",
+        "cudnn",
+        "findings",
+        "app",
+    ):
         assert key in data
     assert {"version", "cuda_max"} <= data["driver"].keys()
     assert {"version", "cuda", "arch_list", "import_error"} <= data["torch"].keys()

@@ -41,8 +41,8 @@ class Redactor:
             value = value.replace(self.home, "~")
         if self.user:
             value = re.sub(rf"(?<=/){re.escape(self.user)}(?=/|$)", "<user>", value)
-        if self.host:
-            value = value.replace(self.host, "<host>")
+        if self.host:  # whole words only: a host named "vm" must not turn "nvml" into "n<host>l"
+            value = re.sub(rf"(?<![\w.-]){re.escape(self.host)}(?![\w-])", "<host>", value)
         return UUID.sub(self._uuid, value)
 
     def _uuid(self, match: re.Match[str]) -> str:
