@@ -23,10 +23,14 @@ REPO = Path(__file__).resolve().parent.parent
 def commands(python: str) -> dict[str, list[str]]:
     """The timed commands; the env ones run the app in the same interpreter as collect_env."""
     probe = str(REPO / "core" / "env" / "probe" / "quick.py")
+    engine = "from core.env import detect; detect(deep={})"
     return {
         "collect_env": [python, "-m", "torch.utils.collect_env"],
         "env (quick)": [python, "-m", "core", "env", "--json"],
         "env --deep": [python, "-m", "core", "env", "--deep", "--json"],
+        # The same work without the CLI dispatcher, which imports every command module.
+        "detect() quick": [python, "-c", engine.format(False)],
+        "detect() deep": [python, "-c", engine.format(True)],
         "quick probe alone": [python, probe],
     }
 

@@ -18,10 +18,12 @@ $py tests/data/env/record.py "$out/gpu_quick.json" --note "$note"
 $py tests/data/env/record.py "$out/gpu_deep.json" --deep --note "$note"
 $py -m core env --deep --json >"$out/env_deep_cli.json"; echo "env --deep --json exit=$?"
 $py -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_env_gpu.py >"$out/pytest_env.txt" 2>&1
-echo "pytest exit=$?"
+echo "pytest gpu exit=$?"
+$py -m pytest -q -p no:cacheprovider tests/core/env >>"$out/pytest_env.txt" 2>&1
+echo "pytest core/env exit=$?"
 $py benchmarks/bench_env.py --repeats 5 --json "$out/bench_env.json" >"$out/bench_env.txt" 2>&1
 echo "bench exit=$?"
 echo "=== summary"
 grep -E "^(## |exit=|  (ERROR|WARNING|INFO)|  cuDNN|  Driver|  GPU)" "$out/env_human.txt"
-tail -3 "$out/pytest_env.txt"
+grep -E "passed|failed|error" "$out/pytest_env.txt"
 cat "$out/bench_env.txt"
