@@ -124,7 +124,7 @@ def render(chart: BarChart, theme: str = "light") -> str:
     left = min(24 + longest * 6.6, 380.0)
     right = WIDTH - 70
     band = max(len(chart.series), 1) * BAR_H + GAP
-    legend_rows = math.ceil(len(chart.series) / 3)
+    legend_rows = math.ceil(len(chart.series) / 4)
     top = 64 + legend_rows * 18
     plot_h = max(len(chart.categories), 1) * band
     height = top + plot_h + 70 + (16 if chart.note else 0)
@@ -141,7 +141,7 @@ def render(chart: BarChart, theme: str = "light") -> str:
     canvas.text(16, 24, chart.title, size=16, weight="bold")
     canvas.text(16, 42, chart.subtitle, size=11, color="muted")
     for i, series in enumerate(chart.series):
-        x, y = 16 + (i % 3) * 280, 62 + (i // 3) * 18
+        x, y = 16 + (i % 4) * 215, 62 + (i // 4) * 18
         color = colors["palette"][i % len(colors["palette"])]
         canvas.parts.append(f"<rect x='{x}' y='{y - 10}' width='12' height='12' fill='{color}'/>")
         canvas.text(x + 18, y, series.name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 import torch
@@ -20,14 +21,17 @@ def test_summarize_orders_percentiles_around_the_median() -> None:
     # one stalled repeat moves the mean far more than the median
     assert stats["mean_ms"] > 3 * stats["median_ms"]
     assert stats["median_ms"] == 3.25
-    assert harness.summarize([2.0]) == {"median_ms": 2.0, "p10_ms": 2.0, "p90_ms": 2.0,
-                                        "mean_ms": 2.0}
+    assert harness.summarize([2.0]) == {
+        "median_ms": 2.0,
+        "p10_ms": 2.0,
+        "p90_ms": 2.0,
+        "mean_ms": 2.0,
+    }
 
 
 def test_rotation_exceeds_the_cache_target_with_distinct_random_buffers() -> None:
     per_set = 4 * 2**20  # 1 Mi floats
-    sets = harness.rotation(lambda: harness.random_like_spec((2**20,), torch.float32, CPU),
-                            per_set)
+    sets = harness.rotation(lambda: harness.random_like_spec((2**20,), torch.float32, CPU), per_set)
     assert len(sets) == harness.ROTATION_TARGET_BYTES // per_set
     assert sum(harness.tensor_bytes(s) for s in sets) >= harness.ROTATION_TARGET_BYTES
     assert all(int(s.count_nonzero()) > 0.99 * s.numel() for s in sets)
@@ -50,10 +54,10 @@ def test_measure_rotates_over_every_buffer_and_reports_consistent_stats() -> Non
     assert result["repeats"] >= 12 and result["buffers"] == 5
     assert 0 < result["p10_ms"] <= result["median_ms"] <= result["p90_ms"]
     assert result["rotation_bytes"] == 5 * 64 * 64 * 4
-    timed = seen[result["warmup"]:]
+    timed = seen[result["warmup"] :]
     assert len(timed) == result["repeats"]
     assert {id(x) for x in inputs} == set(timed)
-    assert all(a != b for a, b in zip(timed, timed[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(timed))
 
 
 def test_measure_times_real_work_longer_than_trivial_work() -> None:
@@ -63,9 +67,13 @@ def test_measure_times_real_work_longer_than_trivial_work() -> None:
 
 
 def test_precision_and_cudnn_flags_are_restored() -> None:
-    before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-              torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
-              torch.backends.cudnn.deterministic)
+    before = (
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        torch.backends.cudnn.enabled,
+        torch.backends.cudnn.benchmark,
+        torch.backends.cudnn.deterministic,
+    )
     with harness.precision("tf32") as dtype:
         assert dtype is torch.float32
         assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
@@ -74,9 +82,13 @@ def test_precision_and_cudnn_flags_are_restored() -> None:
         assert not torch.backends.cudnn.allow_tf32
     with harness.cudnn_flags(enabled=False, benchmark=True, deterministic=True):
         assert not torch.backends.cudnn.enabled and torch.backends.cudnn.benchmark
-    after = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-             torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
-             torch.backends.cudnn.deterministic)
+    after = (
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        torch.backends.cudnn.enabled,
+        torch.backends.cudnn.benchmark,
+        torch.backends.cudnn.deterministic,
+    )
     assert after == before
 
 

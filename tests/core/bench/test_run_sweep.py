@@ -42,8 +42,9 @@ def test_quick_lstm_sweep_is_well_formed(lstm_quick: dict[str, Any]) -> None:
 
 
 def test_cpu_lstm_skips_carry_reasons(lstm_quick: dict[str, Any]) -> None:
-    reasons = {(s["params"]["impl"], s["params"]["dtype"]): s["reason"]
-               for s in lstm_quick["skipped"]}
+    reasons = {
+        (s["params"]["impl"], s["params"]["dtype"]): s["reason"] for s in lstm_quick["skipped"]
+    }
     assert reasons[("native", "tf32")] == TF32_ON_CPU
     assert "half-precision" in reasons[("native", "fp16")]
     assert "half-precision" in reasons[("native", "bf16")]
@@ -60,7 +61,10 @@ def test_quick_conv_sweep_is_well_formed(conv_quick: dict[str, Any]) -> None:
     assert {r["params"]["dtype"] for r in conv_quick["results"]} == {"fp32", "bf16"}
     switch_skips = [s for s in conv_quick["skipped"] if s["reason"] == CUDNN_SWITCH_ON_CPU]
     assert {(s["params"]["benchmark"], s["params"]["deterministic"]) for s in switch_skips} == {
-        (False, True), (True, False), (True, True)}
+        (False, True),
+        (True, False),
+        (True, True),
+    }
 
 
 def test_recommendations_cite_measured_numbers(lstm_quick: dict[str, Any]) -> None:
