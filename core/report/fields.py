@@ -88,6 +88,9 @@ def upstream_fields(env: Env) -> list[dict[str, Any]]:
     out = []
     for template, name, paths in TEMPLATE_FIELDS:
         value, source = first(env, paths)
+        gpus_collected = env is not None and isinstance(env.get("gpus"), list)
+        if value is None and name == "GPU models and configuration" and gpus_collected:
+            value, source = "no NVIDIA GPU found", "gpus"  # collected, and there are none
         out.append(
             {
                 "template": template,

@@ -140,8 +140,12 @@ class _Html:
             "<tr>" + "".join(f"<td>{c if raw else _e(c)}</td>" for c in row) + "</tr>"
             for row in rows
         )
-        border = ' border="1" cellspacing="0" cellpadding="3"' if self.qt else ""
-        return f"<table{border}>" + (f"<tr>{head}</tr>" if head else "") + body + "</table>"
+        attrs = ""
+        if self.qt:  # QTextDocument ignores most CSS on tables; attributes work
+            width = ' width="100%"' if head else ""
+            attrs = f' border="1" cellspacing="0" cellpadding="3"{width}'
+            attrs += ' style="border-collapse: collapse; border-color: #d1d9e0"'
+        return f"<table{attrs}>" + (f"<tr>{head}</tr>" if head else "") + body + "</table>"
 
     def fold(self, summary: str, inner: str, open_: bool = False) -> str:
         if self.qt:  # paper has no disclosure triangles: show everything
@@ -150,6 +154,8 @@ class _Html:
         return f"<details{attr}><summary>{_e(summary)}</summary>\n{inner}</details>"
 
     def pre(self, text: str) -> str:
+        if self.qt:  # paper cannot scroll sideways: wrap long lines
+            return f'<pre style="white-space: pre-wrap">{_e(text)}</pre>'
         return f"<pre><code>{_e(text)}</code></pre>"
 
     def findings(self, report: Mapping[str, Any]) -> str:
@@ -206,6 +212,8 @@ class _Html:
             rows = tx.step_rows(run)
             if rows:
                 out.append(self.table(tx.STEP_COLUMNS, rows))
+            for rec in tx.recommendations(run):
+                out.append(f"<p>Recommended change:</p>{self.pre(rec)}")
             for name, log in tx.step_logs(run):
                 out.append(self.fold(f"Log: {name}", self.pre(log)))
         return "\n".join(out)
@@ -217,8 +225,9 @@ class _Html:
             return ""
         out = ["<h2>Benchmarks</h2>"]
         for chart in charts:
+            # the SVG carries its own title; the attribute names it for screen readers
             out.append(
-                f'<div class="chart"><h3>{_e(chart.get("title"))}</h3>'
+                f'<div class="chart" title="{_e(chart.get("title"))}">'
                 f"{self.chart_html(chart)}</div>"
             )
         for i, bench in enumerate(benches, 1):

@@ -76,7 +76,7 @@ def _document(report: Mapping[str, Any]) -> list[_Part]:
     summary = report.get("summary") or {}
     rows = summary.get("rows") or []
     if rows:
-        add(_Part(_table(["", ""], [[f"**{r[0]}**", _inline(r[1])] for r in rows])))
+        add(_Part(_table(["Component", "Found"], [[f"**{r[0]}**", _inline(r[1])] for r in rows])))
     top = summary.get("top_match")
     if top:
         add(
@@ -158,6 +158,9 @@ def _wizard(report: Mapping[str, Any], add: Any) -> None:
         rows = tx.step_rows(run)
         if rows:
             add(_Part(_table(list(tx.STEP_COLUMNS), [[_inline(c) for c in r] for r in rows])))
+        for rec in tx.recommendations(run):
+            add(_Part("\nRecommended change:\n\n"))
+            add(_Part(rec, name="recommendation", lang="python", code=True))
         for name, log in tx.step_logs(run):
             _details(add, f"Log: {name}", log, "text", f"log of step {name}")
 

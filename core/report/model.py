@@ -68,7 +68,9 @@ def summarize(report: Mapping[str, Any]) -> dict[str, Any]:
         gpus = len(env.get("gpus") or [])
         torch = dict(rows).get("PyTorch", "")
         headline = f"{finding_text} — PyTorch {_clip(torch, 60)}, {gpus} GPU{'s' * (gpus != 1)}"
-    verdicts = [verdict_text(r) for r in report.get("wizard_runs") or []]
+    runs = report.get("wizard_runs") or []
+    # skipped runs ("needs a CUDA GPU") say nothing about the error: they stay in the body
+    verdicts = [verdict_text(r) for r in runs if r.get("outcome") != "skipped"]
     return {
         "status": status,
         "headline": headline,

@@ -45,38 +45,49 @@ def scenario_name(run: Mapping[str, Any]) -> str:
     return str(scenario or "wizard run")
 
 
-STEP_COLUMNS = ("Step", "Kind", "Outcome", "Time", "Error")
+STEP_COLUMNS = ("Step", "Kind", "Outcome", "Time", "Error or note")
 
 
 def step_rows(run: Mapping[str, Any]) -> list[list[str]]:
-    """One row per wizard step: name, kind, outcome, duration, error (first line)."""
+    """One row per wizard step; none when every step was skipped (the verdict says why)."""
+    steps = [s for s in run.get("steps") or [] if isinstance(s, Mapping)]
+    if all(s.get("outcome") == "skipped" for s in steps):
+        return []
     rows = []
-    for step in run.get("steps") or []:
-        if not isinstance(step, Mapping):
-            continue
+    for step in steps:
         error = str(step.get("error") or "").strip().splitlines()
+        detail = error[-1][:200] if error else str(step.get("note") or "")
+        skipped = step.get("outcome") == "skipped"
         rows.append(
             [
-                str(step.get("name", "?")),
+                str(step.get("title") or step.get("name", "?")),
                 str(step.get("kind", "")),
                 str(step.get("outcome", "")),
-                duration(step.get("duration_s")),
-                error[-1][:200] if error else "",
+                "—" if skipped else duration(step.get("duration_s")),
+                detail,
             ]
         )
     return rows
 
 
 def step_logs(run: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(step name, log text) for steps that kept output (stdout/stderr/log)."""
+    """(step name, output) for steps that kept output (log, stdout, stderr tail)."""
     out = []
     for step in run.get("steps") or []:
         if not isinstance(step, Mapping):
             continue
-        parts = [str(step[k]) for k in ("log", "stdout", "stderr") if step.get(k)]
+        keys = ("log", "stdout", "stderr", "stderr_tail")
+        parts = [str(step[k]) for k in keys if step.get(k) and str(step[k]).strip()]
         if parts:
             out.append((str(step.get("name", "?")), "\n".join(parts)))
     return out
+
+
+def recommendations(run: Mapping[str, Any]) -> list[str]:
+    """The verdict's recommended code changes, as text."""
+    verdict = run.get("verdict")
+    recs = verdict.get("recommendations") if isinstance(verdict, Mapping) else None
+    return [str(r) for r in recs or [] if r]
 
 
 def table_of(records: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
