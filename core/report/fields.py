@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,13 @@ TEMPLATE_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("pytorch", "Is XNNPACK available", ("torch.xnnpack",)),
     ("pytorch", "CPU", ("cpu.model",)),
     ("pytorch", "Versions of relevant libraries", ("packages.pip", "packages.conda")),
+    ("transformers", "transformers version", ("packages.pip[transformers].version",)),
+    ("transformers", "Huggingface_hub version", ("packages.pip[huggingface-hub].version",)),
+    ("transformers", "Safetensors version", ("packages.pip[safetensors].version",)),
+    ("transformers", "Accelerate version", ("packages.pip[accelerate].version",)),
+    ("transformers", "DeepSpeed version", ("packages.pip[deepspeed].version",)),
+    ("transformers", "Flax / Jax version", ("packages.pip[jax].version",)),
+    ("transformers", "Tensorflow version", ("packages.pip[tensorflow].version",)),
     ("transformers", "Platform", ("platform",)),
     ("transformers", "PyTorch version (accelerator?)", ("torch.version",)),
     ("transformers", "GPU type", ("gpus.0.name",)),
@@ -63,7 +71,14 @@ def lookup(env: Env, path: str) -> Any:
     """The value at dotted `path` in the env JSON (list indexes as numbers), or None."""
     node: Any = env
     for part in path.split("."):
-        if isinstance(node, Mapping):
+        keyed = re.fullmatch(r"(\w+)\[([\w.-]+)\]", part)  # pip[torch]: the item named torch
+        if keyed and isinstance(node, Mapping):
+            items = node.get(keyed.group(1)) or []
+            node = next(
+                (i for i in items if isinstance(i, Mapping) and i.get("name") == keyed.group(2)),
+                None,
+            )
+        elif isinstance(node, Mapping):
             node = node.get(part)
         elif isinstance(node, Sequence) and not isinstance(node, str) and part.isdigit():
             node = node[int(part)] if int(part) < len(node) else None
