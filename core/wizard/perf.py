@@ -52,24 +52,31 @@ def recommendations(records: list[dict[str, Any]]) -> list[str]:
     fast = _value(records, "cudnn-vs-lstmcell").get("cudnn_ms")
     if slow and isinstance(fast, int | float) and fast > 0:
         loop, native = slow.get("LSTMCell loop"), slow.get("nn.LSTM, cuDNN disabled")
-        if loop and native:
+        if loop and native and min(loop, native) >= 1.1 * fast:
             advice.append(
                 f"Use nn.LSTM on cuDNN: {loop / fast:.1f}x faster than an nn.LSTMCell loop and "
                 f"{native / fast:.1f}x faster than nn.LSTM without cuDNN here (256/256/64)."
             )
-    ratios = _value(records, "aligned-sizes").get("misaligned_over_aligned") or []
-    if ratios:
-        worst = max(ratios)
-        if worst >= 1.05:
+        elif loop and native:
             advice.append(
-                f"Keep hidden and batch sizes multiples of 8: the smaller misaligned sizes were "
-                f"up to {worst:.2f}x slower (ratios {', '.join(f'{r:.2f}' for r in ratios)})."
+                f"cuDNN was not clearly faster here: {fast:.2f} ms against {loop:.2f} ms "
+                f"(LSTMCell loop) and {native:.2f} ms (no cuDNN) at 256/256/64."
+            )
+    aligned = _value(records, "aligned-sizes")
+    ratios = aligned.get("misaligned_over_aligned") or []
+    pairs = aligned.get("pairs") or [""] * len(ratios)
+    if ratios:
+        listed = ", ".join(
+            f"{pair}: {ratio:.2f}x" if pair else f"{ratio:.2f}x"
+            for pair, ratio in zip(pairs, ratios, strict=False)
+        )
+        if sum(r >= 1.05 for r in ratios) * 2 > len(ratios):
+            advice.append(
+                f"Keep hidden and batch sizes multiples of 8: the slightly smaller misaligned "
+                f"sizes were slower although they do less work ({listed})."
             )
         else:
-            advice.append(
-                f"Size alignment made no clear difference here (misaligned/aligned "
-                f"{', '.join(f'{r:.2f}' for r in ratios)})."
-            )
+            advice.append(f"Size alignment made no consistent difference here ({listed}).")
     strict = _value(records, "tf32").get("strict_over_tf32")
     if isinstance(strict, int | float):
         if strict >= 1.1:
@@ -81,7 +88,7 @@ def recommendations(records: list[dict[str, Any]]) -> list[str]:
     bf16 = precision.get("bf16_speedup_large")
     if isinstance(large, int | float) and isinstance(tiny, int | float):
         text = (
-            f"fp16 vs fp32: {large:.2f}x at 512/1024/128 and {tiny:.2f}x at 64/64/32"
+            f"fp16 speed-up over fp32: {large:.2f}x at 512/1024/128 and {tiny:.2f}x at 64/64/32"
             f"{f'; bf16 {bf16:.2f}x at 512/1024/128' if isinstance(bf16, int | float) else ''}."
         )
         if large >= 1.1 and tiny < 1.0:

@@ -55,7 +55,8 @@ def judge(
     value = result.value or {}
     if result.status == "ok" and value.get("skipped"):
         return "skipped", str(value["skipped"])
-    if is_repro:
+    if is_repro or ctx.get("repro_clean"):
+        # With a clean repro a variant is one more attempt to reproduce, not a fix.
         return _judge_repro(scenario, result, value, ctx)
     if result.status == "error":
         same = _matches(scenario.signature, _full_error(result))
@@ -226,6 +227,8 @@ class _Session:
         steps = self.scenario.steps
         repro = self.run_step(self.scenario.repro, "repro", 0, len(steps))
         self.ctx["repro"] = repro.get("value") or {}
+        clean = repro.get("status") == "ok" and repro["outcome"] == "not_reproduced"
+        self.ctx["repro_clean"] = clean and self.scenario.fixes_need_failure is False
         self.ctx["repro_record"] = repro
         records = [repro]
         stop = self._gate(repro)

@@ -77,7 +77,30 @@ def _cost_text(entry: dict[str, Any]) -> str:
     return f"{entry['step']} ({ratio:.2f}x the baseline time)"
 
 
-def _summary(repro: dict[str, Any], fixes: list[dict[str, Any]], failed: list[str]) -> str:
+def _clean_summary(rest: list[dict[str, Any]]) -> str:
+    """The repro ran cleanly: say whether any variant reproduced the error instead."""
+    hits = [r for r in rest if r["outcome"] == "reproduced"]
+    ran = [r["name"] for r in rest if r["outcome"] == "not_reproduced"]
+    if hits:
+        names = ", ".join(r["name"] for r in hits)
+        return (
+            f"The default repro ran without the error, but {names} reproduced it: "
+            f"{hits[0].get('error') or hits[0]['note']}."
+        )
+    if ran:
+        return (
+            "Not reproduced: the repro and its variants (" + ", ".join(ran) + ") ran without "
+            "the error on this machine."
+        )
+    return "Not reproduced: the repro ran without the error on this machine."
+
+
+def _summary(
+    repro: dict[str, Any],
+    rest: list[dict[str, Any]],
+    fixes: list[dict[str, Any]],
+    failed: list[str],
+) -> str:
     """One paragraph a user reads first."""
     outcome = repro["outcome"]
     if outcome in ("skipped", "cancelled"):
@@ -89,7 +112,7 @@ def _summary(repro: dict[str, Any], fixes: list[dict[str, Any]], failed: list[st
     elif repro.get("status") == "error":
         head = f"The documented error did not appear; this machine {repro['note']}."
     else:
-        return "Not reproduced: the repro ran without the error on this machine."
+        return _clean_summary(rest)
     parts = [head]
     if fixes:
         parts.append("Verified fixes: " + ", ".join(_cost_text(f) for f in fixes) + ".")
@@ -118,7 +141,7 @@ def build_verdict(
         best = fixes[0]
         code = best["snippet"].splitlines()[0] if best["snippet"] else ""
         recommendations = [f"{best['title']}: {code}" if code else best["title"]]
-    summary = _summary(repro, fixes, failed)
+    summary = _summary(repro, rest, fixes, failed)
     if extras.get("summary"):
         summary = str(extras["summary"])
     return {

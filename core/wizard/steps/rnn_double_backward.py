@@ -57,7 +57,7 @@ class Model(nn.Module):
         z = self.front(x.permute(1, 2, 0)).permute(2, 0, 1)  # (T, B, C) -> conv over time
         with self.rnn_scope():
             seq, _ = self.rnn(z)
-        return self.head(seq).mean()
+        return self.head(seq).sum()
 
 
 def _build(params: dict[str, Any]) -> tuple[torch.device, Model, torch.Tensor]:
@@ -70,11 +70,14 @@ def _build(params: dict[str, Any]) -> tuple[torch.device, Model, torch.Tensor]:
 
 
 def _penalty_step(model: Model, x: torch.Tensor, retain_graph: bool = False) -> float:
-    """One critic step with a gradient penalty: needs the gradient of a gradient."""
+    """One critic step with a gradient penalty: needs the gradient of a gradient.
+
+    `retain_graph` is the seed's suggestion, applied to the final backward.
+    """
     model.zero_grad(set_to_none=True)
     xin = x.detach().requires_grad_(True)
     score = model(xin)
-    (grad,) = torch.autograd.grad(score, xin, create_graph=True, retain_graph=retain_graph)
+    (grad,) = torch.autograd.grad(score, xin, create_graph=True)  # keeps the graph for below
     penalty = grad.pow(2).sum()
     (score + penalty).backward(retain_graph=retain_graph)
     return float(penalty)

@@ -88,7 +88,7 @@ def alignment(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """Aligned sizes against slightly smaller misaligned ones (which do less work)."""
     kit.need_cuda()
     pairs = [((512, 512, 64), (509, 509, 63)), ((512, 1024, 128), (511, 1023, 127))]
-    rows, ratios = [], []
+    rows, ratios, labels = [], [], []
     for dtype in ("fp32", "fp16"):
         for aligned, odd in pairs:
             good = _measure(
@@ -97,7 +97,8 @@ def alignment(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
             bad = _measure(f"{dtype} {odd[0]}/{odd[1]}/{odd[2]}", params, odd, dtype)
             rows += [good, bad]
             ratios.append(round(bad["median_ms"] / good["median_ms"], 3))
-    return _result(rows, emit, misaligned_over_aligned=ratios)
+            labels.append(f"{dtype} {bad['label'].split()[1]} vs {good['label'].split()[1]}")
+    return _result(rows, emit, misaligned_over_aligned=ratios, pairs=labels)
 
 
 def tf32(params: dict[str, Any], emit: Emit) -> dict[str, Any]:

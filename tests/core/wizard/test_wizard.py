@@ -84,6 +84,23 @@ def test_clean_repro_means_nothing_to_fix() -> None:
     assert run.verdict["summary"].startswith("Not reproduced")
 
 
+def test_clean_repro_with_variants_judges_them_as_further_attempts() -> None:
+    scenario = fake(
+        Step("variant-fails", "fails", BASIC, "fail", {"what": "v"}),
+        Step("variant-runs", "ok", BASIC, "echo"),
+        repro=Step("repro", "ok", BASIC, "echo"),
+        fixes_need_failure=False,
+    )
+    run = run_scenario(scenario)
+    assert outcomes(run) == {
+        "repro": "not_reproduced",
+        "variant-fails": "reproduced",
+        "variant-runs": "not_reproduced",
+    }
+    assert run.verdict["verified_fixes"] == []
+    assert "but variant-fails reproduced it: ValueError: bad value: v" in run.verdict["summary"]
+
+
 def test_timeout_override_applies_to_each_step() -> None:
     scenario = fake(Step("hangs", "hang", BAD, "hang"), Step("works", "ok", BASIC, "echo"))
     run = run_scenario(scenario, timeout=1.5)
