@@ -130,6 +130,7 @@ def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> d
         )
     return {
         "device": device.type,
+        "load_average": harness.load_average(),
         "timer": "cuda_event" if device.type == "cuda" else "perf_counter",
         "rows": rows,
     }

@@ -261,6 +261,14 @@ def _driver_version() -> str | None:
     return None
 
 
+def load_average() -> list[float] | None:
+    """The 1/5/15-minute load averages where the OS has them (a busy CPU makes timings noisy)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def environment(device: torch.device) -> dict[str, Any]:
     """What the numbers were measured on: device, torch, CUDA, cuDNN, driver, threads."""
     info: dict[str, Any] = {
@@ -272,6 +280,7 @@ def environment(device: torch.device) -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
+        "load_average": load_average(),
         "gpu": None,
         "compute_capability": None,
         "driver": None,

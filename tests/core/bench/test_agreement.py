@@ -23,8 +23,9 @@ def test_harness_matches_torch_benchmark_on_cpu_ops() -> None:
     ratios: dict[str, list[float]] = {}
     with Worker() as worker:
         for _attempt in range(5):
-            result = worker.run(STEP, "compare", {"budget_s": 0.3, "ops": ["matmul", "conv"]},
-                                timeout=120)
+            result = worker.run(
+                STEP, "compare", {"budget_s": 0.3, "ops": ["matmul", "conv"]}, timeout=120
+            )
             assert result.ok, result.error
             assert result.value is not None and result.value["timer"] == "perf_counter"
             for row in result.value["rows"]:

@@ -23,8 +23,11 @@ def test_time_charts_follow_the_measured_rows(lstm_quick: dict[str, Any]) -> Non
     impl = by_id["lstm-impl-time"]
     assert impl.unit == "ms" and impl.axis_label == "Median time per step"
     assert {s.name for s in impl.series} == {"ATen native", "hand-written cell loop"}
-    rows = {(r["params"]["impl"], r["params"]["mode"]): r for r in lstm_quick["results"]
-            if "impl" in r["groups"]}
+    rows = {
+        (r["params"]["impl"], r["params"]["mode"]): r
+        for r in lstm_quick["results"]
+        if "impl" in r["groups"]
+    }
     loop = next(s for s in impl.series if s.name == "hand-written cell loop")
     train = impl.categories.index("train")
     assert loop.values[train] == rows[("cell_loop", "train")]["median_ms"]
@@ -39,7 +42,8 @@ def test_time_charts_follow_the_measured_rows(lstm_quick: dict[str, Any]) -> Non
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_svg_is_well_formed_with_axis_label_units_and_legend(
-        conv_quick: dict[str, Any], theme: str) -> None:
+    conv_quick: dict[str, Any], theme: str
+) -> None:
     for chart in build_charts(conv_quick):
         svg = render_svg(chart, theme)
         root = ET.fromstring(svg)
@@ -47,7 +51,8 @@ def test_svg_is_well_formed_with_axis_label_units_and_legend(
         texts = _texts(svg)
         assert chart.title in texts
         assert f"{chart.axis_label} ({chart.unit})" in texts or any(
-            t.startswith(f"{chart.axis_label} ({chart.unit}") for t in texts)
+            t.startswith(f"{chart.axis_label} ({chart.unit}") for t in texts
+        )
         assert all(s.name in texts for s in chart.series)
         assert all(c in texts for c in chart.categories)
         assert "href" not in svg  # self-contained: nothing to fetch
@@ -69,10 +74,15 @@ def test_themes_differ_in_background_and_text_colour(conv_quick: dict[str, Any])
 
 
 def test_text_is_escaped_and_missing_values_are_marked() -> None:
-    chart = BarChart(id="x", title="<cuDNN & friends>", subtitle="a 'quoted' \"env\"",
-                     categories=("a<b", "c"), series=(Series("s&1", (1.0, None), (0.9, None),
-                                                             (1.2, None)),),
-                     axis_label="Median time per step", unit="ms")
+    chart = BarChart(
+        id="x",
+        title="<cuDNN & friends>",
+        subtitle="a 'quoted' \"env\"",
+        categories=("a<b", "c"),
+        series=(Series("s&1", (1.0, None), (0.9, None), (1.2, None)),),
+        axis_label="Median time per step",
+        unit="ms",
+    )
     svg = render_svg(chart)
     texts = _texts(svg)
     assert "<cuDNN & friends>" in texts and "a<b" in texts and "s&1" in texts
@@ -80,9 +90,16 @@ def test_text_is_escaped_and_missing_values_are_marked() -> None:
 
 
 def test_log_axis_when_bars_span_decades() -> None:
-    chart = BarChart(id="x", title="t", subtitle="", categories=("a", "b"),
-                     series=(Series("s", (0.1, 50.0), (0.09, 45.0), (0.12, 60.0)),),
-                     axis_label="Median time per step", unit="ms", log_scale=True)
+    chart = BarChart(
+        id="x",
+        title="t",
+        subtitle="",
+        categories=("a", "b"),
+        series=(Series("s", (0.1, 50.0), (0.09, 45.0), (0.12, 60.0)),),
+        axis_label="Median time per step",
+        unit="ms",
+        log_scale=True,
+    )
     texts = _texts(render_svg(chart))
     assert "Median time per step (ms, log scale)" in texts
     assert {"0.1", "1", "10", "100"} <= set(texts)

@@ -14,8 +14,14 @@ import pytest
 
 def _cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CUDA_CLINIC_DATA_DIR": str(data_dir)}
-    return subprocess.run([sys.executable, "-m", "core", "bench", *args], capture_output=True,
-                          text=True, env=env, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "core", "bench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +63,9 @@ def test_list_and_show(saved: dict[str, Any]) -> None:
 
 def test_compare_two_real_runs(saved: dict[str, Any], tmp_path: Path) -> None:
     a, b = (json.loads(p.stdout)["id"] for p in saved["runs"])
-    proc = _cli("compare", str(a), str(b), "--json", "--charts", str(tmp_path),
-                data_dir=saved["data"])
+    proc = _cli(
+        "compare", str(a), str(b), "--json", "--charts", str(tmp_path), data_dir=saved["data"]
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["before"]["id"] == a and report["after"]["id"] == b
@@ -88,8 +95,9 @@ def test_missing_target_python_is_a_one_line_error(tmp_path: Path) -> None:
 
 def test_target_without_torch_fails_with_the_import_error(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     proc = _cli("lstm", "--quick", "--python", str(venv / "bin" / "python"), data_dir=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1].startswith("cuda-clinic: error:")

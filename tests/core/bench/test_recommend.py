@@ -1,0 +1,95 @@
+"""Recommendations: numbers cited from the rows, environment named, noise not called a gain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.bench.recommend import cudnn_version_text, environment_line, recommend, render_markdown
+
+
+def _row(
+    impl: str,
+    dtype: str,
+    size: tuple[int, int, int],
+    median: float,
+    *,
+    spread: float = 0.02,
+    groups: tuple[str, ...] = ("precision",),
+) -> dict[str, Any]:
+    i, h, b = size
+    params = {
+        "impl": impl,
+        "dtype": dtype,
+        "input_size": i,
+        "hidden_size": h,
+        "batch": b,
+        "seq_len": 100,
+        "layers": 1,
+        "mode": "train",
+        "aligned": all(n % 8 == 0 for n in size),
+    }
+    return {
+        "name": f"{impl} {dtype} {i}/{h}/{b}",
+        "params": params,
+        "groups": list(groups),
+        "median_ms": median,
+        "p10_ms": median * (1 - spread),
+        "p90_ms": median * (1 + spread),
+        "repeats": 50,
+    }
+
+
+def _payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "kind": "lstm",
+        "device": {"type": "cuda", "name": "GPU X"},
+        "environment": {"gpu": "GPU X", "driver": "580.1", "torch": "2.11.0", "cudnn": 91900},
+        "results": rows,
+    }
+
+
+def test_cudnn_versions_read_as_dotted_text() -> None:
+    assert cudnn_version_text(91900) == "9.19.0"
+    assert cudnn_version_text(8902) == "8.9.2"
+    assert cudnn_version_text(None) is None
+
+
+def test_precision_alignment_and_tf32_advice_cite_the_numbers() -> None:
+    rows = [
+        _row("cudnn", "fp32", (512, 1024, 128), 16.1),
+        _row("cudnn", "tf32", (512, 1024, 128), 6.45),
+        _row("cudnn", "fp16", (512, 1024, 128), 4.49),
+        _row("cudnn", "fp16", (511, 1023, 127), 10.9),
+    ]
+    recs = {r.id: r for r in recommend(_payload(rows))}
+    where = "GPU X, driver 580.1, torch 2.11.0, cuDNN 9.19.0"
+    assert environment_line(_payload(rows)) == where
+    assert "4.49 ms vs 6.45 ms" in recs["lstm-precision"].text
+    assert "1.4x faster" in recs["lstm-precision"].text
+    assert "6.45 ms with TF32 vs 16.1 ms" in recs["lstm-tf32"].text
+    assert "511/1023/127 took 10.9 ms vs 4.49 ms" in recs["lstm-alignment"].text
+    assert all(where in r.text for r in recs.values())
+    assert "**Precision.**" in render_markdown(recs.values())
+
+
+def test_differences_inside_the_noise_are_not_sold_as_gains() -> None:
+    rows = [
+        _row("cudnn", "tf32", (64, 64, 16), 0.150, spread=0.2),
+        _row("cudnn", "fp16", (64, 64, 16), 0.140, spread=0.2),
+        _row("cudnn", "fp16", (61, 61, 15), 0.145, spread=0.2),
+    ]
+    recs = {r.id: r for r in recommend(_payload(rows))}
+    assert recs["lstm-precision"].text.startswith("Lower precision gave no measurable gain")
+    assert recs["lstm-alignment"].text.startswith("Size alignment made no measurable difference")
+
+
+def test_cell_loop_and_cudnn_advice() -> None:
+    size = (512, 512, 64)
+    rows = [
+        _row("cudnn", "fp16", size, 2.0, groups=("impl",)),
+        _row("native", "fp16", size, 9.0, groups=("impl",)),
+        _row("cell_loop", "fp16", size, 30.0, groups=("impl",)),
+    ]
+    recs = {r.id: r for r in recommend(_payload(rows))}
+    assert "2 ms vs 30 ms for the loop (15.0x)" in recs["lstm-cell-loop-fp16"].text
+    assert "Keep torch.backends.cudnn.enabled = True" in recs["lstm-cudnn-fp16"].text
