@@ -99,6 +99,16 @@ def main() -> int:
     knowledge.view.scrollToAnchor("workarounds")
     shoot(window, out, f"knowledge{suffix}")
 
+    wizard = window.show_page("wizard", "cuda/rnn-dtype-mismatch")
+    settle(window, lambda: wizard.env is not None)
+    wizard.show_step(1)
+    shoot(window, out, f"wizard-machine{suffix}")
+    wizard.start()
+    settle(window, lambda: wizard.run is not None)
+    shoot(window, out, f"wizard{suffix}")
+    wizard.show_step(4)
+    shoot(window, out, f"wizard-results{suffix}")
+
     window.close()
     reporter.uninstall()
     return 1 if reporter.unexpected else 0

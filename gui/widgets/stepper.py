@@ -22,7 +22,7 @@ class Stepper(QWidget):
         self._colors = LIGHT
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(4)
+        row.setSpacing(2)
         self.buttons: list[QPushButton] = []
         for index, title in enumerate(titles):
             if index:
@@ -78,11 +78,11 @@ class Stepper(QWidget):
                 fg, bg, border = c.ok, c.ok_bg, c.ok
             else:
                 fg, bg, border = c.muted, "transparent", c.border
-            mark = {"done": "✓ ", "failed": "✗ ", "running": "… "}.get(state, "")
-            button.setText(f"{mark}{index + 1}  {self.titles[index]}")
+            mark = {"done": "✓", "failed": "✗", "running": "…"}.get(state, str(index + 1))
+            button.setText(f"{mark} {self.titles[index]}")
             button.setEnabled(index <= self.reached)
             button.setStyleSheet(
                 f"QPushButton {{ color: {fg}; background: {bg}; border: 1px solid {border};"
-                " border-radius: 13px; padding: 4px 12px; font-weight: 600; }"
+                " border-radius: 12px; padding: 3px 9px; font-weight: 600; }"
                 f"QPushButton:disabled {{ color: {c.muted}; }}"
             )

@@ -24,6 +24,15 @@ from gui.tasks import TaskRunner
 from gui.theme import ThemeManager
 
 
+@pytest.fixture(scope="session")
+def qapp_args() -> list[str]:
+    """Offscreen with a desktop-sized screen (the default 800x800 one clamps window sizes)."""
+    if os.environ.get("QT_QPA_PLATFORM", "offscreen") != "offscreen":
+        return []
+    config = Path(__file__).with_name("offscreen-screen.json")
+    return ["cuda-clinic-tests", "-platform", f"offscreen:configfile={config}"]
+
+
 @pytest.fixture
 def settings_path(tmp_path: Path) -> Path:
     """A private INI file, so tests never touch the user's settings."""

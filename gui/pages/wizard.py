@@ -1,0 +1,475 @@
+"""Fix wizard page: what is wrong → this machine → reproduce → workarounds → results → fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.env import Environment, detect
+from core.kb import Entry
+from core.wizard import get_scenario, run_wizard, scenarios
+from core.wizard.model import Scenario
+from gui.charts import ChartView
+from gui.context import AppContext
+from gui.pages.base import Page, label
+from gui.tasks import RunTask
+from gui.widgets.cards import FindingBox, KeyValueGrid
+from gui.widgets.code import CodeBlock
+from gui.widgets.entry_view import markdown_html
+from gui.widgets.log_view import LogView
+from gui.widgets.stepper import Stepper
+from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
+from gui.widgets.wizard_view import (
+    STEP_TITLES,
+    StepTable,
+    best_snippet,
+    describe_event,
+    timing_chart,
+    verdict_html,
+)
+
+WHAT, MACHINE, REPRODUCE, WORKAROUNDS, RESULTS, RECOMMEND = range(6)
+
+
+def _pane(*widgets: QWidget, stretch: int | None = -1) -> QWidget:
+    """A column of widgets; the one at index `stretch` takes the spare height (None: none)."""
+    pane = QWidget()
+    column = QVBoxLayout(pane)
+    column.setContentsMargins(0, 8, 0, 0)
+    grow = None if stretch is None else range(len(widgets))[stretch]
+    for index, widget in enumerate(widgets):
+        column.addWidget(widget, 1 if index == grow else 0)
+    if grow is None:
+        column.addStretch(1)
+    return pane
+
+
+def _clear_layout(layout: QVBoxLayout) -> None:
+    while layout.count():
+        item = layout.takeAt(0)
+        widget = item.widget() if item is not None else None
+        if widget is not None:
+            widget.deleteLater()
+
+
+class WizardPage(Page):
+    """Runs a scenario through the core's worker (child processes) on a run thread."""
+
+    key = "wizard"
+    title = "Fix wizard"
+    subtitle = (
+        "Reproduce a documented error on this machine in an isolated process, try each "
+        "workaround, and see which ones really fix it and what they cost."
+    )
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.scenario: Scenario | None = None
+        self.task: RunTask | None = None
+        self.run: dict[str, Any] | None = None
+        self.env: Environment | None = None
+        self.entry: Entry | None = None
+        self.run_button = QPushButton("Run on this machine")
+        self.run_button.setProperty("primary", True)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.action_row.addWidget(self.cancel_button)
+        self.action_row.addWidget(self.run_button)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._build_left())
+        splitter.addWidget(self._build_right())
+        splitter.setSizes([250, 810])
+        self.body.addWidget(splitter, 1)
+        ctx.theme.changed.connect(self._on_theme_changed)
+        ctx.target.changed.connect(lambda _p: self._check_machine())
+
+    def _build_left(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(0, 0, 8, 0)
+        column.addWidget(label("Scenarios", "h2"))
+        self.scenario_list = QListWidget()
+        self.scenario_list.setItemDelegate(TwoLineDelegate(self.scenario_list))
+        for scenario in scenarios():
+            item = QListWidgetItem(scenario.title)
+            item.setData(Qt.ItemDataRole.UserRole, scenario.id)
+            needs = "needs a CUDA GPU" if scenario.requirements.cuda else "runs on CPU or GPU"
+            item.setData(SUBTITLE_ROLE, f"{scenario.id} · {needs}")
+            item.setToolTip(scenario.summary)
+            self.scenario_list.addItem(item)
+        self.scenario_list.currentItemChanged.connect(self._on_scenario_chosen)
+        column.addWidget(self.scenario_list, 3)
+        column.addWidget(label("Past runs on this machine", "h2"))
+        self.history_list = QListWidget()
+        self.history_list.setItemDelegate(TwoLineDelegate(self.history_list))
+        self.history_list.itemActivated.connect(self._on_history_chosen)
+        self.history_list.itemClicked.connect(self._on_history_chosen)
+        column.addWidget(self.history_list, 2)
+        return side
+
+    def _build_right(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(8, 0, 0, 0)
+        self.stepper = Stepper(STEP_TITLES)
+        self.stepper.step_clicked.connect(self.show_step)
+        self.stepper.set_colors(self.ctx.theme.colors)
+        column.addWidget(self.stepper)
+        self.stack = QStackedWidget()
+        self.what = QTextBrowser()
+        self.what.setOpenExternalLinks(True)
+        self.machine = KeyValueGrid()
+        self.machine_note = QWidget()
+        self.machine_note_layout = QVBoxLayout(self.machine_note)
+        self.machine_note_layout.setContentsMargins(0, 0, 0, 0)
+        reproduce = QPushButton("Reproduce on this machine")
+        reproduce.setProperty("primary", True)
+        reproduce.clicked.connect(self.start)
+        self.step_label = label("", "muted", wrap=True)
+        self.run_progress = QProgressBar()
+        self.run_progress.setTextVisible(False)
+        self.log = LogView()
+        self.table = StepTable()
+        self.chart = ChartView()
+        self.chart_note = label("", "muted", wrap=True)
+        export = QHBoxLayout()
+        export.addStretch(1)
+        for text, kind in (("Export PNG…", "png"), ("Export SVG…", "svg")):
+            button = QPushButton(text)
+            button.clicked.connect(lambda _=False, k=kind: self._on_export(k))
+            export.addWidget(button)
+        export_row = QWidget()
+        export_row.setLayout(export)
+        self.verdict = QTextBrowser()
+        self.snippet_holder = QVBoxLayout()
+        snippet_widget = QWidget()
+        snippet_widget.setLayout(self.snippet_holder)
+        report_button = QPushButton("Export a shareable report of this run…")
+        report_button.clicked.connect(self._on_report)
+        for pane in (
+            _pane(self.what),
+            _pane(self.machine, self.machine_note, reproduce, stretch=None),
+            _pane(self.step_label, self.run_progress, self.log),
+            _pane(self.table),
+            _pane(self.chart_note, self.chart, export_row, stretch=1),
+            _pane(
+                label("The code change to make", "h2"),
+                snippet_widget,
+                self.verdict,
+                report_button,
+                stretch=2,
+            ),
+        ):
+            self.stack.addWidget(pane)
+        column.addWidget(self.stack, 1)
+        nav = QHBoxLayout()
+        self.back_button = QPushButton("‹ Back")
+        self.back_button.clicked.connect(lambda: self.show_step(self.stack.currentIndex() - 1))
+        self.next_button = QPushButton("Next ›")
+        self.next_button.clicked.connect(lambda: self.show_step(self.stack.currentIndex() + 1))
+        nav.addWidget(self.back_button)
+        nav.addStretch(1)
+        nav.addWidget(self.next_button)
+        column.addLayout(nav)
+        return side
+
+    # --- navigation -------------------------------------------------------------------------
+
+    def activate(self, arg: Any = None) -> None:
+        """`arg` is a scenario id (from the KB or Diagnose page) to open."""
+        if isinstance(arg, str):
+            self.select(arg)
+        elif self.scenario is None and self.scenario_list.count():
+            self.scenario_list.setCurrentRow(0)
+
+    def select(self, scenario_id: str) -> None:
+        """Open scenario `scenario_id` at its first step."""
+        for row in range(self.scenario_list.count()):
+            if self.scenario_list.item(row).data(Qt.ItemDataRole.UserRole) == scenario_id:
+                self.scenario_list.setCurrentRow(row)
+                return
+        self.status.emit(f"No wizard for {scenario_id}.")
+
+    def show_step(self, index: int) -> None:
+        """Show pane `index` if the run has reached it."""
+        if 0 <= index <= self.stepper.reached or index <= MACHINE:
+            self.stack.setCurrentIndex(index)
+            self.stepper.set_current(index)
+        self.back_button.setEnabled(self.stack.currentIndex() > 0)
+        self.next_button.setEnabled(
+            self.stack.currentIndex() < self.stepper.reached
+            or (self.stack.currentIndex() < MACHINE)
+        )
+
+    def refresh(self) -> None:
+        """Reload the history and the machine check."""
+        self._load_history()
+        self._check_machine()
+
+    def _on_scenario_chosen(self, item: QListWidgetItem | None, _old: object) -> None:
+        if item is None or (self.task is not None and self.task.is_running()):
+            return
+        self.scenario = get_scenario(str(item.data(Qt.ItemDataRole.UserRole)))
+        self.run = None
+        self.stepper.reset()
+        self.table.set_steps([s.to_dict() for s in self.scenario.steps], self.ctx.theme.colors)
+        self.log.clear()
+        self.step_label.setText("")
+        self._render_what()
+        self.show_step(WHAT)
+        scenario_id = self.scenario.id
+        self.ctx.data.kb(lambda kb: kb.get(scenario_id), self._on_entry, lambda _e: None)
+        self._load_history()
+        self._check_machine()
+
+    # --- panes ------------------------------------------------------------------------------
+
+    def _render_what(self) -> None:
+        s = self.scenario
+        if s is None:
+            return
+        parts = [f"<h3>{s.title}</h3><p>{s.summary}</p>"]
+        if self.entry is not None and self.entry.id == s.id:
+            parts.append(f"<h4>What the knowledge base says</h4><p>{self.entry.summary}</p>")
+            parts.append(markdown_html(self.entry.body.split("## How to confirm")[0]))
+        steps = "".join(f"<li>{w.title}</li>" for w in s.workarounds)
+        parts.append(f"<h4>The wizard will try</h4><ol>{steps}</ol>")
+        self.what.setHtml("".join(parts))
+
+    def _on_entry(self, entry: Entry) -> None:
+        self.entry = entry
+        self._render_what()
+
+    def _check_machine(self) -> None:
+        if self.scenario is None:
+            return
+        python = self.ctx.target.path
+        self.machine.clear()
+        self.machine.add_row("Target interpreter", self.ctx.target.effective)
+        self.machine.add_row("Checking", "reading driver, GPUs and torch (no torch import) …")
+        self.ctx.tasks.run(lambda: detect(python), self._on_machine, self._on_machine_failed)
+
+    def _on_machine(self, env: Environment) -> None:
+        self.env = env
+        s = self.scenario
+        if s is None:
+            return
+        self.machine.clear()
+        self.machine.add_row("Target interpreter", self.ctx.target.effective)
+        self.machine.add_row("torch", env.torch.version or "not installed")
+        self.machine.add_row("torch's CUDA build", env.torch.cuda or "none (CPU-only build)")
+        gpus = ", ".join(f"{g.name} (cc {g.compute_capability})" for g in env.gpus) or "none"
+        self.machine.add_row("GPUs", gpus)
+        self.machine.add_row("NVIDIA driver", env.driver.version or "not found")
+        needs = "a CUDA GPU" if s.requirements.cuda else "nothing special (CPU is enough)"
+        if s.requirements.min_free_mb:
+            needs += f", {s.requirements.min_free_mb} MB free GPU memory"
+        self.machine.add_row("This scenario needs", needs)
+        _clear_layout(self.machine_note_layout)
+        colors = self.ctx.theme.colors
+        if s.requirements.cuda and not (env.torch.cuda and env.gpus):
+            note = FindingBox(
+                "warning",
+                "This machine cannot reproduce this error: it needs a CUDA GPU and a CUDA "
+                "build of torch.",
+                "Running it here records every step as skipped, with that reason. Pick "
+                "another interpreter above, or run it on a GPU machine.",
+                colors,
+            )
+        else:
+            note = FindingBox("ok", "This machine can run this scenario.", "", colors)
+        self.machine_note_layout.addWidget(note)
+
+    def _on_machine_failed(self, exc: BaseException) -> None:
+        self.machine.clear()
+        self.machine.add_row("Target interpreter", self.ctx.target.effective)
+        self.machine.add_row("Problem", str(exc))
+
+    # --- running ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the chosen scenario (a re-run when one was shown) in the target interpreter."""
+        if self.scenario is None or (self.task is not None and self.task.is_running()):
+            return
+        scenario_id = self.scenario.id
+        python = self.ctx.target.path
+        self.run = None
+        self.log.clear()
+        self.table.set_steps([s.to_dict() for s in self.scenario.steps], self.ctx.theme.colors)
+        self.run_progress.setRange(0, len(self.scenario.steps))
+        self.run_progress.setValue(0)
+        self.stepper.reset()
+        self.stepper.reached = REPRODUCE
+        self.stepper.set_state(REPRODUCE, "running")
+        self.show_step(REPRODUCE)
+        self.step_label.setText(f"Running {scenario_id} in {self.ctx.target.effective} …")
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.scenario_list.setEnabled(False)
+        self.begin_busy()
+        self.task = self.ctx.tasks.start_run(
+            lambda on_event, cancel: run_wizard(
+                scenario_id, python=python, on_event=on_event, cancel=cancel
+            ),
+            name="wizard",
+            on_progress=self._on_event,
+            on_finished=self._on_finished,
+            on_failed=self._on_failed,
+        )
+
+    def cancel(self) -> None:
+        """Stop the run: the worker's whole process group is killed."""
+        if self.task is not None:
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.step_label.setText("Cancelling: stopping the worker and everything it started …")
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        line = describe_event(event)
+        if line:
+            self.log.append_line(line)
+        kind = event.get("kind")
+        colors = self.ctx.theme.colors
+        if kind == "step_started":
+            index = int(event.get("index", 0))
+            self.run_progress.setValue(index)
+            self.step_label.setText(f"Step {index + 1} of {event.get('total')}: {event['step']}")
+            if index >= 1 and self.stepper.reached < WORKAROUNDS:
+                self.stepper.set_state(REPRODUCE, "done")
+                self.stepper.reached = WORKAROUNDS
+                self.stepper.set_state(WORKAROUNDS, "running")
+        elif kind == "step_finished":
+            self.table.update_step(event, colors)
+            self.run_progress.setValue(self.run_progress.value() + 1)
+
+    def _on_finished(self, result: Any) -> None:
+        self._run_ended()
+        run = result.to_dict()
+        self.show_run(run)
+        self.status.emit(f"Wizard finished: {run.get('outcome')}.")
+        self._load_history()
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self._run_ended()
+        self.stepper.set_state(REPRODUCE, "failed")
+        self.step_label.setText(f"The run could not start: {exc}")
+        self.ctx.errors.report(exc)
+
+    def _run_ended(self) -> None:
+        self.end_busy()
+        self.run_button.setEnabled(True)
+        self.run_button.setText("Re-run")
+        self.cancel_button.setEnabled(False)
+        self.scenario_list.setEnabled(True)
+
+    def show_run(self, run: dict[str, Any]) -> None:
+        """Show a finished (or stored) run on every pane and open its recommendation."""
+        self.run = run
+        colors = self.ctx.theme.colors
+        steps = run.get("steps") or []
+        self.table.set_steps(steps, colors)
+        for step in steps:
+            for text in (step.get("error"), step.get("stderr_tail")):
+                if text and step.get("outcome") not in ("fixed",):
+                    self.log.append_line(f"--- {step['name']}: {str(text).strip()[-2000:]}")
+        outcome = str(run.get("outcome"))
+        self.step_label.setText(f"Finished in {float(run.get('duration_s', 0)):.1f} s: {outcome}.")
+        self.run_progress.setValue(self.run_progress.maximum())
+        failed = outcome in ("crashed", "timed_out", "cancelled")
+        self.stepper.set_state(REPRODUCE, "failed" if failed else "done")
+        self.stepper.set_state(WORKAROUNDS, "done")
+        self.stepper.reached = RECOMMEND
+        self._render_results(run)
+        self.verdict.setHtml(verdict_html(run, colors))
+        _clear_layout(self.snippet_holder)
+        snippet = best_snippet(run)
+        self.snippet_holder.addWidget(
+            CodeBlock(snippet) if snippet else label("No verified fix to recommend.", "muted")
+        )
+        self.show_step(RECOMMEND)
+
+    def _render_results(self, run: dict[str, Any]) -> None:
+        chart = timing_chart(run)
+        if chart is None:
+            self.chart_note.setText("This run measured no timings (nothing ran to completion).")
+            self.chart.setVisible(False)
+            return
+        self.chart_note.setText("Hover a bar for its value.")
+        self.chart.setVisible(True)
+        self.chart.set_colors(self.ctx.theme.colors)
+        self.chart.set_chart(chart)
+
+    def _on_export(self, kind: str) -> None:
+        if self.chart.chart is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export chart", f"wizard-timing.{kind}", f"{kind.upper()} (*.{kind})"
+        )
+        if path:
+            (self.chart.export_png if kind == "png" else self.chart.export_svg)(path)
+            self.status.emit(f"Chart saved to {path}.")
+
+    def _on_report(self) -> None:
+        if self.run is not None:
+            self.navigate.emit("report", {"run_id": self.run.get("id")})
+
+    # --- history ----------------------------------------------------------------------------
+
+    def _load_history(self) -> None:
+        if self.scenario is None:
+            return
+        scenario_id = self.scenario.id
+        self.ctx.data.history(lambda h: (scenario_id, h.runs(scenario_id, 30)), self._on_history)
+
+    def _on_history(self, result: tuple[str, list[dict[str, Any]]]) -> None:
+        scenario_id, runs = result
+        if self.scenario is None or self.scenario.id != scenario_id:
+            return
+        self.history_list.clear()
+        for run in runs:
+            when = str(run.get("created") or "").replace("T", " ")[:16]
+            item = QListWidgetItem(f"{when} UTC · {str(run.get('outcome')).replace('_', ' ')}")
+            item.setData(Qt.ItemDataRole.UserRole, run.get("id"))
+            item.setData(SUBTITLE_ROLE, str(run.get("python") or ""))
+            item.setToolTip(str(run.get("verdict") or ""))
+            self.history_list.addItem(item)
+        if not runs:
+            empty = QListWidgetItem("No runs yet")
+            empty.setData(SUBTITLE_ROLE, "Run the wizard to verify each fix here.")
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.history_list.addItem(empty)
+
+    def _on_history_chosen(self, item: QListWidgetItem) -> None:
+        run_id = item.data(Qt.ItemDataRole.UserRole)
+        if run_id is None or (self.task is not None and self.task.is_running()):
+            return
+        self.ctx.data.history(lambda h: h.get_run(int(run_id)), self._on_stored_run)
+
+    def _on_stored_run(self, run: dict[str, Any]) -> None:
+        self.log.clear()
+        self.log.append_line(f"Stored run {run.get('id')} from {run.get('created')}.")
+        self.show_run(run)
+
+    def _on_theme_changed(self, colors: Any) -> None:
+        self.stepper.set_colors(colors)
+        if self.run is not None:
+            self.table.set_steps(self.run.get("steps") or [], colors)
+            self.verdict.setHtml(verdict_html(self.run, colors))
+            if self.chart.chart is not None:
+                self.chart.set_colors(colors)

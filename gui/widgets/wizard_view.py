@@ -1,0 +1,207 @@
+"""What the wizard page shows of a run: step table, timing chart data, verdict and events."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from core.bench.charts import BarChart, Series
+from core.wizard.model import dig
+from gui.theme import Colors, role_colors
+from gui.widgets.cards import VERDICT_TEXT
+
+STEP_TITLES = ["What is wrong", "This machine", "Reproduce", "Workarounds", "Results", "Fix"]
+
+
+def describe_event(event: dict[str, Any]) -> str | None:
+    """One log line for a wizard event (None: nothing worth a line)."""
+    kind = event.get("kind")
+    if kind == "probe_started":
+        return "Starting a worker in the target interpreter and probing torch …"
+    if kind == "step_started":
+        return f"[{event.get('index', 0) + 1}/{event.get('total', '?')}] {event.get('step')} …"
+    if kind == "step_finished":
+        outcome = VERDICT_TEXT.get(str(event.get("outcome")), str(event.get("outcome")))
+        seconds = float(event.get("duration_s") or 0.0)
+        note = f" ({event['note']})" if event.get("note") else ""
+        return f"    → {outcome} in {seconds:.2f} s{note}"
+    if kind == "step_event":
+        inner = event.get("event") or {}
+        fields = ", ".join(f"{k}={v}" for k, v in inner.items() if k != "kind")
+        return f"    {inner.get('kind', 'event')}: {fields}"
+    return None
+
+
+class StepTable(QTableWidget):
+    """One row per step: title, outcome badge colour, time, what the source claimed, note."""
+
+    COLUMNS = ("Step", "Outcome", "Time", "Source claims", "Note")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(self.COLUMNS), parent)
+        self.setHorizontalHeaderLabels(self.COLUMNS)
+        self.verticalHeader().setVisible(False)
+        self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.setWordWrap(True)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.rows: dict[str, int] = {}
+
+    def set_steps(self, steps: list[dict[str, Any]], colors: Colors) -> None:
+        """Show planned steps (scenario data) or finished records (run data)."""
+        self.setRowCount(0)
+        self.rows = {}
+        for step in steps:
+            row = self.rowCount()
+            self.insertRow(row)
+            self.rows[str(step["name"])] = row
+            title = step.get("title") or step["name"]
+            kind = "reproduce" if step.get("kind") == "repro" or step["name"] == "repro" else ""
+            self.setItem(row, 0, QTableWidgetItem(f"{title}{'  (repro)' if kind else ''}"))
+            self.setItem(row, 3, QTableWidgetItem(str(step.get("claim") or "")))
+            self.update_step(step, colors)
+
+    def update_step(self, step: dict[str, Any], colors: Colors) -> None:
+        """Fill the outcome, time and note of one step."""
+        row = self.rows.get(str(step.get("name") or step.get("step")))
+        if row is None:
+            return
+        outcome = str(step.get("outcome") or "")
+        item = QTableWidgetItem(VERDICT_TEXT.get(outcome, outcome.replace("_", " ") or "—"))
+        if outcome:
+            fg, bg = role_colors(colors, outcome)
+            item.setForeground(_qcolor(fg))
+            item.setBackground(_qcolor(bg))
+        self.setItem(row, 1, item)
+        seconds = step.get("duration_s")
+        timing = dig(step.get("value"), "timing.median_ms")
+        text = (
+            f"{timing:.1f} ms/step"
+            if isinstance(timing, (int, float))
+            else (f"{float(seconds):.2f} s" if seconds else "")
+        )
+        self.setItem(row, 2, QTableWidgetItem(text))
+        self.setItem(row, 4, QTableWidgetItem(str(step.get("note") or step.get("error") or "")))
+        self.resizeRowToContents(row)
+
+
+def _qcolor(value: str) -> Any:
+    from PySide6.QtGui import QColor
+
+    return QColor(value)
+
+
+def timing_chart(run: dict[str, Any]) -> BarChart | None:
+    """Median time per training step of the baseline and each workaround that ran, if timed."""
+    steps = run.get("steps") or []
+    categories: list[str] = []
+    values: list[float | None] = []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    baseline = None
+    for step in steps:
+        for event in step.get("events") or []:
+            if event.get("kind") == "baseline" and event.get("median_ms") is not None:
+                baseline = event
+    if baseline is not None:
+        categories.append(f"baseline: {baseline.get('label', 'without the error')}")
+        values.append(float(baseline["median_ms"]))
+        lows.append(baseline.get("min_ms"))
+        highs.append(baseline.get("max_ms"))
+    for step in steps:
+        timing = dig(step.get("value"), "timing")
+        if step.get("kind") != "workaround" or not isinstance(timing, dict):
+            continue
+        if timing.get("median_ms") is None:
+            continue
+        outcome = VERDICT_TEXT.get(str(step.get("outcome")), str(step.get("outcome")))
+        categories.append(f"{step.get('title') or step['name']} ({outcome})")
+        values.append(float(timing["median_ms"]))
+        lows.append(timing.get("min_ms"))
+        highs.append(timing.get("max_ms"))
+    if not values:
+        return None
+    repeats = {s.get("value", {}).get("timing", {}).get("repeats") for s in steps if s.get("value")}
+    repeats.discard(None)
+    shown = f" of {max(repeats)} repeats" if repeats else ""
+    return BarChart(
+        id=f"wizard-{dig(run, 'scenario.id')}",
+        title="What each fix costs: median time per step",
+        subtitle=f"{run.get('python', '')}",
+        categories=tuple(categories),
+        series=(Series("median", tuple(values), tuple(lows), tuple(highs)),),
+        axis_label="Median time per step",
+        unit="ms",
+        log_scale=_spread(values) > 30,
+        reference=float(baseline["median_ms"]) if baseline is not None else None,
+        note=f"Bars: median; whiskers: fastest to slowest{shown}. Shorter is faster.",
+    )
+
+
+def _spread(values: list[float | None]) -> float:
+    known = [v for v in values if v is not None and v > 0]
+    return max(known) / min(known) if known else 1.0
+
+
+def verdict_html(run: dict[str, Any], colors: Colors) -> str:
+    """The recommendation: what was observed, what fixes it here and at what cost."""
+    verdict = run.get("verdict") or {}
+    parts = [f"<p style='font-size:11pt'>{html.escape(str(verdict.get('summary', '')))}</p>"]
+    recs = verdict.get("recommendations") or []
+    if recs:
+        items = "".join(f"<li>{html.escape(str(r))}</li>" for r in recs)
+        parts.append(f"<h4>Recommended change</h4><ul>{items}</ul>")
+    fixes = verdict.get("verified_fixes") or []
+    if fixes:
+        rows = "".join(
+            f"<tr><td>{html.escape(str(f.get('title')))}</td>"
+            f"<td align='right'>{_ratio(f.get('cost_ratio'))}</td></tr>"
+            for f in fixes
+        )
+        parts.append(
+            "<h4>Verified on this machine</h4><table cellpadding='4'>"
+            "<tr><th align='left'>Fix</th><th align='right'>Time vs baseline</th></tr>"
+            f"{rows}</table>"
+        )
+    not_fixes = verdict.get("not_fixes") or []
+    if not_fixes:
+        items = "".join(
+            f"<li>{html.escape(str(n.get('title') or n.get('step')))}</li>" for n in not_fixes
+        )
+        parts.append(f"<h4>Tried, does not fix it here</h4><ul>{items}</ul>")
+    claims = verdict.get("claims") or []
+    if claims:
+        rows = "".join(
+            f"<tr><td>{html.escape(str(c.get('claim')))}</td>"
+            f"<td>{html.escape(str(c.get('claimed')))}</td>"
+            f"<td>{html.escape(str(c.get('measured')))}</td>"
+            f"<td style='color:{colors.ok if c.get('holds') else colors.error}'>"
+            f"{'holds' if c.get('holds') else 'does not hold'}</td></tr>"
+            for c in claims
+        )
+        parts.append(
+            "<h4>The source's claims against our measurement</h4><table cellpadding='4'>"
+            "<tr><th align='left'>Claim</th><th align='left'>Claimed</th>"
+            f"<th align='left'>Measured</th><th align='left'></th></tr>{rows}</table>"
+        )
+    return "".join(parts)
+
+
+def _ratio(value: object) -> str:
+    return f"{float(value):.2f}x" if isinstance(value, (int, float)) else "—"
+
+
+def best_snippet(run: dict[str, Any]) -> str:
+    """The code change to make: the snippet of the first verified fix."""
+    fixes = dig(run, "verdict.verified_fixes") or []
+    for fix in fixes:
+        if fix.get("snippet"):
+            return str(fix["snippet"])
+    return ""

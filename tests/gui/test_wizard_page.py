@@ -1,0 +1,106 @@
+"""Wizard page: a real CPU wizard run shows its outcomes; cancelling ends the worker's group."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gui.context import AppContext
+from gui.pages.wizard import RECOMMEND, REPRODUCE, WizardPage
+
+SCENARIO = "cuda/rnn-dtype-mismatch"  # runs on the CPU build of torch
+
+
+def _workers() -> list[int]:
+    """Pids of live worker children of this test process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"worker_main.py" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _group_alive(pgid: int) -> bool:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
+def _page(qtbot, ctx: AppContext) -> WizardPage:
+    page = WizardPage(ctx)
+    qtbot.addWidget(page)
+    page.activate(SCENARIO)
+    assert page.scenario is not None and page.scenario.id == SCENARIO
+    return page
+
+
+def test_cpu_wizard_run_shows_outcomes_chart_and_fix(qtbot, ctx: AppContext) -> None:
+    page = _page(qtbot, ctx)
+    page.start()
+    assert page.stack.currentIndex() == REPRODUCE
+    qtbot.wait_until(lambda: page.run is not None, timeout=120000)
+    run = page.run
+    assert run["outcome"] == "reproduced"
+    outcomes = {s["name"]: s["outcome"] for s in run["steps"]}
+    assert outcomes["cast-input"] == "fixed"
+    # The step table shows what happened to each step.
+    row = page.table.rows["cast-input"]
+    assert page.table.item(row, 1).text() == "fixed"
+    assert page.table.item(page.table.rows["repro"], 1).text() == "reproduced"
+    # The live log saw the steps start and finish.
+    assert "cast-input" in page.log.toPlainText()
+    # Results chart drawn from the measured timings, recommendation with the code change.
+    assert page.chart.chart is not None and "baseline" in page.chart.chart.categories[0]
+    assert page.stack.currentIndex() == RECOMMEND
+    assert "x.to(" in page.verdict.toPlainText() or "x = x.to(" in run["verdict"]["summary"]
+    # Stored in the history and listed there.
+    qtbot.wait_until(lambda: "reproduced" in page.history_list.item(0).text(), timeout=10000)
+    assert page.run_button.text() == "Re-run"
+
+
+def test_cancel_ends_the_worker_process_group(qtbot, ctx: AppContext) -> None:
+    page = _page(qtbot, ctx)
+    started: list[dict] = []
+    page.start()
+    assert page.task is not None
+    page.task.progress.connect(started.append)
+    qtbot.wait_until(
+        lambda: any(e.get("kind") == "step_started" for e in started) and bool(_workers()),
+        timeout=60000,
+    )
+    pgid = os.getpgid(_workers()[0])
+    page.cancel()
+    qtbot.wait_until(lambda: page.run is not None, timeout=30000)
+    assert not _group_alive(pgid)
+    assert not _workers()
+    skipped = [s for s in page.run["steps"] if s["outcome"] in ("skipped", "cancelled")]
+    assert skipped, "steps after the cancel are not run"
+    assert page.run_button.isEnabled()
+
+
+def test_history_run_reopens(qtbot, ctx: AppContext) -> None:
+    page = _page(qtbot, ctx)
+    page.start()
+    qtbot.wait_until(lambda: page.run is not None, timeout=120000)
+    first = page.run
+    page.run = None
+    qtbot.wait_until(lambda: "reproduced" in page.history_list.item(0).text(), timeout=10000)
+    page._on_history_chosen(page.history_list.item(0))
+    qtbot.wait_until(lambda: page.run is not None, timeout=10000)
+    assert page.run["id"] == first["id"]
+    assert page.run["verdict"]["summary"] == first["verdict"]["summary"]
