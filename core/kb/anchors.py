@@ -56,7 +56,7 @@ COMMON = frozenset(
         "gpu",
     ]
 )
-GRAM = 4  # infix anchors are found through their first GRAM characters; shorter ones are unused
+GRAM = 3  # infix anchors are found through their first GRAM characters; shorter ones are unused
 _WORDCHAR = re.compile(r"\w")
 
 
@@ -84,13 +84,49 @@ def analyse(pattern: str) -> Analysis:
     """The anchors and literal length of `pattern` (case-insensitive)."""
     if _sre_parse is None:
         return Analysis((), 0)
-    try:
-        parsed = _sre_parse.parse(pattern, re.IGNORECASE)
-        options, literal = _sequence(list(parsed))
-    except Exception:  # an exotic construct: fall back to running the regex everywhere
-        return Analysis((), 0)
-    best = max(options, key=_option_score, default=())
-    return Analysis(tuple(sorted(best, key=lambda a: (a.kind, a.word))), literal)
+    # Alternatives are analysed one by one: the parser factors out common prefixes
+    # ("bfloat16|bf16" -> "bf" + ...), which would hide each alternative's own words.
+    options: list[frozenset[Anchor]] = []
+    literal = None
+    for alternative in split_alternatives(pattern):
+        try:
+            parsed = _sre_parse.parse(alternative, re.IGNORECASE)
+            found, chars = _sequence(list(parsed), left=False, right=False)
+        except Exception:  # an exotic construct: fall back to running the regex everywhere
+            return Analysis((), 0)
+        literal = chars if literal is None else min(literal, chars)
+        if not found:
+            return Analysis((), literal)
+        options.append(max(found, key=_option_score))
+    best = frozenset().union(*options)
+    return Analysis(tuple(sorted(best, key=lambda a: (a.kind, a.word))), literal or 0)
+
+
+def split_alternatives(pattern: str) -> list[str]:
+    """Split a regex at its top-level `|` (outside groups, classes and escapes)."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth, in_class, escaped = 0, False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]" or not current or current[-1] == "["
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
 
 
 def _anchor_score(anchor: Anchor) -> float:
@@ -107,42 +143,57 @@ def _option_score(option: frozenset[Anchor]) -> float:
     return min(_anchor_score(a) for a in option) - 0.5 * (len(option) - 1)
 
 
-def _sequence(items: list[Any]) -> tuple[list[frozenset[Anchor]], int]:
-    """Anchor options and literal length of a sequence of parsed regex items."""
+def _sequence(items: list[Any], left: bool, right: bool) -> tuple[list[frozenset[Anchor]], int]:
+    """Anchor options and literal length of parsed regex items.
+
+    `left`/`right` say whether what surrounds the sequence is a word boundary.
+    """
     options: list[frozenset[Anchor]] = []
     literal = 0
-    cells: list[str] = []  # one char per consumed literal char, _WORD/_SEP for the rest
-    for op, arg in items:
+    cells: list[str] = [_SEP if left else _WORD]  # one per consumed char, plus the two edges
+    for n, (op, arg) in enumerate(items):
         if op is _c.LITERAL:
             cells.append(chr(arg).lower())
             literal += 1
-        elif op is _c.AT:
+            continue
+        if op is _c.AT:
             cells.append(_SEP)
-        elif op is _c.SUBPATTERN:
-            inner_options, inner_literal = _sequence(list(arg[-1]))
+            continue
+        before = cells[-1] != _WORD and not _WORDCHAR.match(cells[-1])
+        after = _boundary_after(items, n + 1, right)
+        if op is _c.SUBPATTERN:
+            inner_options, inner_literal = _sequence(list(arg[-1]), before, after)
             options += inner_options
             literal += inner_literal
-            cells.append(_WORD)
         elif op is _c.BRANCH:
-            branches = [_sequence(list(b)) for b in arg[1]]
+            branches = [_sequence(list(b), before, after) for b in arg[1]]
             literal += min(lit for _, lit in branches)
             if all(opts for opts, _ in branches):
                 best = [max(opts, key=_option_score) for opts, _ in branches]
                 options.append(frozenset().union(*best))
-            cells.append(_WORD)
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
-            low, _high, inner = arg
-            if low >= 1:
-                inner_options, inner_literal = _sequence(list(inner))
-                options += inner_options
-                literal += inner_literal
-            cells.append(_WORD)
-        elif op is _c.IN:
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            inner_options, inner_literal = _sequence(list(arg[2]), False, False)
+            options += inner_options
+            literal += inner_literal
+        if op is _c.IN:
             cells.append(_SEP if _never_word(arg) else _WORD)
-        else:  # ANY, NOT_LITERAL, GROUPREF, lookarounds...
+        else:  # groups, repeats, ANY, NOT_LITERAL, lookarounds: may be word chars
             cells.append(_WORD)
+    cells.append(_SEP if right else _WORD)
     options += _literal_words(cells)
     return options, literal
+
+
+def _boundary_after(items: list[Any], index: int, right: bool) -> bool:
+    """Whether the item at `index` (or the sequence's end) is certainly not a word char."""
+    if index >= len(items):
+        return right
+    op, arg = items[index]
+    if op is _c.AT:
+        return True
+    if op is _c.LITERAL:
+        return not _WORDCHAR.match(chr(arg))
+    return op is _c.IN and _never_word(arg)
 
 
 def _never_word(members: list[Any]) -> bool:
@@ -168,9 +219,11 @@ def _literal_words(cells: list[str]) -> list[frozenset[Anchor]]:
         while i < len(cells) and _is_literal_word(cells[i]):
             i += 1
         word = "".join(cells[start:i])
-        left = start > 0 and cells[start - 1] != _WORD
-        right = i < len(cells) and cells[i] != _WORD
-        if left and right:
+        left = cells[start - 1] != _WORD
+        right = cells[i] != _WORD
+        if word.isdigit():
+            pass  # the scanner ignores number tokens (logs are full of them)
+        elif left and right:
             found.append(frozenset({Anchor("exact", word)}))
         elif len(word) >= GRAM:
             found.append(frozenset({Anchor("infix", word)}))

@@ -19,7 +19,7 @@ from core.kb.schema import Entry, Workaround
 
 # Bump BUILDER_VERSION when the compiled content changes without a schema change,
 # so that stale caches are rebuilt.
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"
 PAGE_SIZE = 4096
 FTS_COLUMNS = ("title", "summary", "error_codes_text", "signatures_text", "body")
 

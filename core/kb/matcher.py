@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.kb.scan import Hit, Log, SignatureIndex, find_hits, prepare
+from core.kb.scan import Hit, Log, SignatureIndex, find_hits, occurrences, prepare
 from core.kb.store import KnowledgeBase
 
 CONFIDENT = 0.5
@@ -15,15 +15,22 @@ MAX_EVIDENCE = 5
 EVIDENCE_CHARS = 300
 CONTEXT_LINES = 40  # a context signature counts when this close to a signature line
 _EXCEPTION = re.compile(
-    r"\w*(?:error|exception|interrupt)\s*:|what\(\)\s*:|thcudacheck fail|terminate called|"
+    r"(?:error|exception|interrupt)\s*:|what\(\)\s*:|thcudacheck fail|terminate called|"
     r"^\s*E\d{4}\b|\[E(?:\d{4})?[ \]]|\bfatal\b|\bassertion\b.{0,200}\bfailed\b",
     re.IGNORECASE,
 )
-_WARNING = re.compile(r"\w*warning\s*:|\bwarn\b", re.IGNORECASE)
-_GPU_WORDS = re.compile(
-    r"cuda|cudnn|cublas|cufft|cusparse|curand|nccl|\bgpu|nvidia|nvml|device-side|\bsm_\d|"
-    r"\bcu\d{3}\b|accelerator",
-    re.IGNORECASE,
+_WARNING = re.compile(r"warning\s*:|\bwarn\b", re.IGNORECASE)
+# Words that make an unmatched error line worth a full-text search (lowercase substrings).
+_GPU_WORDS = (
+    "cuda",
+    "cudnn",
+    "cublas",
+    "nccl",
+    "gpu",
+    "nvidia",
+    "nvml",
+    "device-side",
+    "accelerator",
 )
 # Noise in front of repeated lines: "[rank3]:", "[default0]:", timestamps, log levels.
 _PREFIX = re.compile(
@@ -335,13 +342,12 @@ def _query_words(text: str) -> list[str]:
 
 def _near_misses(log: Log, kb: KnowledgeBase, limit: int) -> list[Match]:
     """Entries sharing words with the last GPU-flavoured error lines, when no signature matched."""
-    lines = []
-    for i in range(len(log.lines) - 1, -1, -1):
-        text = log.lines[i][:2000]
-        if _GPU_WORDS.search(text) and _EXCEPTION.search(text):
-            lines.append(i)
-            if len(lines) == 3:
-                break
+    candidates: set[int] = set()
+    for word in _GPU_WORDS:
+        candidates.update(log.line_of(at) for at in occurrences(log.lower, word, limit=50))
+    lines = [i for i in sorted(candidates, reverse=True) if _EXCEPTION.search(log.lines[i][:2000])][
+        :3
+    ]
     if not lines:
         return []
     query = " ".join(_query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))

@@ -15,6 +15,12 @@ MAX_OCCURRENCES = 2000  # per anchor word; the last ones are kept
 WINDOW = 4000  # characters of a line searched on each side of an anchor occurrence
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _TOKEN = re.compile(r"\w+")
+# ASCII punctuation and control characters become spaces, so that str.split() (fast, in C)
+# yields the same word tokens as _TOKEN for ASCII text.
+_ASCII_NON_WORD = str.maketrans(
+    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
+)
+MAX_GRAM_TOKEN = 256  # longer tokens (base64 blobs, junk) are not searched for infix anchors
 # Lines that carry no anchor are only worth running anchor-less signatures on if they look
 # like an error report.
 _FALLBACK_TRIGGERS = ("error", "exception", "assert", "fail", "warning")
@@ -101,6 +107,8 @@ class SignatureIndex:
                 found[i].add(word)
         if self.grams:
             for token in tokens:
+                if len(token) > MAX_GRAM_TOKEN:
+                    continue
                 for start in range(len(token) - GRAM + 1):
                     for word, i in self.grams.get(token[start : start + GRAM], ()):
                         if word in token:
@@ -116,20 +124,48 @@ class Hit:
     sig: int  # index into SignatureIndex.sigs
 
 
+def word_tokens(lower: str) -> set[str]:
+    """The distinct word tokens of `lower`, without bare numbers (no anchor is a bare number)."""
+    tokens = set()
+    for chunk in set(lower.translate(_ASCII_NON_WORD).split()):
+        if chunk.isascii():
+            if not chunk.isdigit():
+                tokens.add(chunk)
+        else:  # non-ASCII punctuation may still glue words together
+            tokens.update(t for t in _TOKEN.findall(chunk) if not t.isdigit())
+    return tokens
+
+
 def find_hits(log: Log, index: SignatureIndex) -> list[Hit]:
-    """Every (line, signature) pair where the signature's regex matches the line."""
-    tokens = {t for t in _TOKEN.findall(log.lower) if len(t) <= 256}
+    """Every (line, signature) pair where the signature's regex matches the line.
+
+    Context signatures are only tried for entries whose main signatures matched: they are
+    often common words and would otherwise make every log expensive.
+    """
+    tokens = word_tokens(log.lower)
     candidates = index.candidates(tokens)
+    for i in index.always:
+        candidates.setdefault(i, set()).update(_FALLBACK_TRIGGERS)
+    main = {i: w for i, w in candidates.items() if index.sigs[i].row.kind == "signature"}
+    hits = _confirm(log, index, main)
+    entries = {index.sigs[h.sig].row.entry_id for h in hits}
+    context = {
+        i: w
+        for i, w in candidates.items()
+        if index.sigs[i].row.kind != "signature" and index.sigs[i].row.entry_id in entries
+    }
+    return sorted(hits + _confirm(log, index, context), key=lambda h: (h.line, h.sig))
+
+
+def _confirm(log: Log, index: SignatureIndex, candidates: dict[int, set[str]]) -> list[Hit]:
+    """Run each candidate's regex on the lines where one of its anchor words occurs."""
     by_word: dict[str, list[int]] = defaultdict(list)
     for i, words in candidates.items():
         for word in words:
             by_word[word].append(i)
-    if index.always:
-        for trigger in _FALLBACK_TRIGGERS:
-            by_word[trigger] += index.always
-    todo: dict[tuple[int, int], int] = {}  # (line, sig) -> an offset of the anchor in `lower`
+    todo: dict[tuple[int, int], int] = {}  # (line, sig) -> an offset of the anchor in the line
     for word, sig_ids in by_word.items():
-        for offset in _occurrences(log.lower, word):
+        for offset in occurrences(log.lower, word):
             line = log.line_of(offset)
             for i in sig_ids:
                 todo.setdefault((line, i), offset - log.starts[line])
@@ -143,11 +179,11 @@ def find_hits(log: Log, index: SignatureIndex) -> list[Hit]:
     return hits
 
 
-def _occurrences(haystack: str, word: str) -> list[int]:
-    """Offsets of `word` in `haystack`, the last MAX_OCCURRENCES of them, in order."""
+def occurrences(haystack: str, word: str, limit: int = MAX_OCCURRENCES) -> list[int]:
+    """Offsets of `word` in `haystack`, the last `limit` of them, in order."""
     found: list[int] = []
     end = len(haystack)
-    while len(found) < MAX_OCCURRENCES:
+    while len(found) < limit:
         at = haystack.rfind(word, 0, end)
         if at < 0:
             break

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from core.kb import KnowledgeBase, match, open_kb
 from core.kb.anchors import analyse
+from core.kb.scan import word_tokens
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "data" / "kb"
@@ -204,6 +205,16 @@ def test_match_never_raises(kb: KnowledgeBase, text: str) -> None:
 )
 def test_match_never_raises_on_error_fragments(kb: KnowledgeBase, parts: list[str]) -> None:
     match("".join(parts), kb)
+
+
+@given(st.text(max_size=500))
+def test_fast_tokenizer_equals_regex_tokens(text: str) -> None:
+    """The translate/split tokenizer finds exactly the regex word tokens (minus bare numbers)."""
+    import re
+
+    lower = text.lower()
+    expected = {t for t in re.findall(r"\w+", lower) if not t.isdigit()}
+    assert word_tokens(lower) == expected
 
 
 @pytest.mark.parametrize(
