@@ -6,7 +6,9 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
 
     report = build_report(environment=env.to_dict(), error_text=log, matches=mr.to_dict(),
                           wizard_runs=[run.to_dict()], benchmarks=[sweep], charts=[chart])
-    # or: report = collect(python=None, error_text=log, run_ids=None)  (calls the producers)
+    # or: report = collect(python=None, error_text=log, run_ids=None)  (calls the producers:
+    #     env detection in a child process takes seconds, so run it off the GUI thread)
+    # unredacted(report) marks a report as NOT redacted (every renderer then warns loudly)
 
     shared, items = redact(report)          # redacted deep copy + list[Redaction]
     #   Redaction(id="r3", kind="huggingface-token", label="[REDACTED huggingface-token #1]",
@@ -17,14 +19,18 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
 
     render(shared, "md" | "html" | "json")                   # the text to export
     render(shared, "html", redactions=items, reveal={"r3"})  # export with r3 put back
-    render(shared, "html", redactions=items, reveal=ids, highlight=True)
-    #   preview: every redaction is <mark class="redaction" id="redaction-r3"
-    #   data-redaction="r3">label</mark> (class "redaction revealed" when revealed)
+    render(shared, "html", redactions=items, reveal=ids, highlight=True, qt=True)
+    #   preview: every redaction is <a class="redaction-link" href="#redaction-r3"><span
+    #   class="redaction" id="redaction-r3" data-redaction="r3" style="background...">label
+    #   </span></a> (class "redaction revealed" when revealed); in a QTextBrowser,
+    #   anchorClicked(QUrl("#redaction-r3")) tells which item the user clicked
     text, marks = render_marked(shared, "md", items, reveal=ids)
     #   plain-text preview (md/json) + list[Mark(redaction_id, start, end, revealed)]
     #   giving the character span of each redaction in `text`, for a QTextEdit highlighter.
 
     diff_reports(a, b) -> list[Difference(category, field, a, b)]   most relevant first
+    #   category in CATEGORIES order: versions, hardware, libraries, findings, wizard, other;
+    #   .rank is that position, .to_dict() the JSON; render_diff(diffs) the plain-text table
     load_report(path) -> dict   (a saved JSON report, checked against docs/report-schema.json)
 
 PDF is rendered by `gui.report_pdf.render_pdf(report, ...)` (Qt); the core never imports it.
@@ -105,10 +111,12 @@ def render(
     redactions: Sequence[Redaction] = (),
     reveal: Collection[str] = (),
     highlight: bool = False,
+    qt: bool = False,
 ) -> str:
     """The report as `fmt` text (json, md, html); `reveal` puts chosen redactions back.
 
-    `highlight` wraps every redaction in a <mark> (html) for the preview; never export that.
+    `highlight` wraps every redaction in a coloured, clickable span (html) for the preview;
+    `qt` makes the HTML for QTextDocument/QTextBrowser (no CSS variables, nothing folded).
     """
     if fmt == "pdf":
         raise UsageError("PDF is rendered by the desktop app: use gui.report_pdf.render_pdf")
@@ -118,7 +126,7 @@ def render(
         report = mark(report, redactions, reveal)
     elif reveal:
         report = _revealed(report, redactions, reveal)
-    text = _render(report, fmt)
+    text = _render(report, fmt, qt)
     return text if highlight and fmt == "html" else strip_marks(text)[0]
 
 
@@ -144,7 +152,7 @@ def _revealed(
     return out
 
 
-def _render(report: dict[str, Any], fmt: str) -> str:
+def _render(report: dict[str, Any], fmt: str, qt: bool = False) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if fmt == "md":
@@ -153,7 +161,7 @@ def _render(report: dict[str, Any], fmt: str) -> str:
         return render_markdown(report)
     from core.report.html import render_html
 
-    return render_html(report)
+    return render_html(report, qt=qt)
 
 
 def load_report(path: str | Path) -> dict[str, Any]:

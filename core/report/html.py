@@ -34,8 +34,8 @@ code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; 
 .sev-error { color: var(--err); font-weight: bold; } .sev-warning { color: var(--warn); }
 .muted { color: var(--muted); }
 .chart svg { max-width: 100%; height: auto; background: #fff; }
-mark.redaction { background: var(--mark); color: inherit; border-radius: 3px; padding: 0 2px; }
-mark.revealed { background: var(--rev); }
+span.redaction { border-radius: 3px; padding: 0 2px; }
+a.redaction-link { color: inherit; text-decoration: none; }
 summary { cursor: pointer; margin: .4em 0; }
 """
 
@@ -68,16 +68,27 @@ def render_html(
     return _marks_to_html(head + body + "</body></html>\n")
 
 
+# Preview colours inline as well as in the stylesheet: Qt's QTextBrowser (the app's preview)
+# understands inline background colours but not <mark> or class selectors.
+_MARK_STYLE = {
+    False: "background-color:#ffe08a;color:#1f2328",
+    True: "background-color:#b6e3ff;color:#1f2328",
+}
+
+
 def _marks_to_html(doc: str) -> str:
+    """Preview markers -> a link (#redaction-ID: a click reveals it) around a coloured span."""
+
     def repl(m: re.Match[str]) -> str:
         rid, shown = m.group(1), m.group(2)
         revealed = rid.startswith("+")
         rid = rid.lstrip("+")
         cls = "redaction revealed" if revealed else "redaction"
-        hint = "revealed by you" if revealed else "redacted"
+        hint = "revealed by you" if revealed else "redacted: click to reveal"
         return (
-            f'<mark class="{cls}" id="redaction-{rid}" data-redaction="{rid}" '
-            f'title="{hint}">{shown}</mark>'
+            f'<a class="redaction-link" href="#redaction-{rid}" title="{hint}">'
+            f'<span class="{cls}" id="redaction-{rid}" data-redaction="{rid}" '
+            f'style="{_MARK_STYLE[revealed]}">{shown}</span></a>'
         )
 
     return MARK_RE.sub(repl, doc)

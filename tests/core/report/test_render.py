@@ -144,12 +144,13 @@ def test_preview_highlights_each_redaction_and_reveals_on_request(
 ) -> None:
     shared, items, token = _planted_report(live_env)
     page = render(shared, "html", redactions=items, highlight=True)
-    assert page.count('<mark class="redaction"') == len(items)
+    assert page.count('<span class="redaction"') == len(items)
+    assert page.count('<a class="redaction-link" href="#redaction-r') == len(items)
     assert token not in page
     tok = next(r for r in items if r.original == token)
     revealed = render(shared, "html", redactions=items, reveal={tok.id}, highlight=True)
     assert token in revealed
-    assert f'<mark class="redaction revealed" id="redaction-{tok.id}"' in revealed
+    assert f'<span class="redaction revealed" id="redaction-{tok.id}"' in revealed
     assert "/home/alicew" not in revealed  # only the chosen item comes back
 
 
