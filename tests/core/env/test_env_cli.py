@@ -15,8 +15,10 @@ REPO = Path(__file__).resolve().parents[3]
 def run_cli(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m core ARGS` from the repo root, optionally with a folder first on PYTHONPATH."""
     env = dict(os.environ)
+    # Keep what is already on PYTHONPATH (on the GPU machine the app's own deps live there).
     parts = [str(pythonpath)] if pythonpath else []
-    env["PYTHONPATH"] = os.pathsep.join([*parts, str(REPO)])
+    parts += [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env["PYTHONPATH"] = os.pathsep.join(parts)
     return subprocess.run(
         [sys.executable, "-m", "core", *args],
         cwd=REPO,

@@ -34,18 +34,22 @@ def test_copies_get_their_real_versions_and_the_wheel_is_expected(
 ) -> None:
     site = tmp_path / "site"
     _fake_cuda_torch(site)
-    fake_cudnn(site / "nvidia" / "cudnn" / "lib", "9.19.0")
+    wheel_dir = site / "nvidia" / "cudnn" / "lib"
+    fake_cudnn(wheel_dir, "9.19.0")
     fake_cudnn(tmp_path / "old", "8.9.7")
     monkeypatch.setenv("PYTHONPATH", str(site))
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path / "old"))
     env = detect(sys.executable)
-    by_version = {c.version: c for c in env.cudnn.copies}
-    wheel, old = by_version["9.19.0"], by_version["8.9.7"]
+    # Real copies of this machine (a GPU box's own wheel and system cuDNN) may be listed too.
+    by_dir = {c.directory: c for c in env.cudnn.copies}
+    wheel, old = by_dir[str(wheel_dir)], by_dir[str(tmp_path / "old")]
+    assert (wheel.version, old.version) == ("9.19.0", "8.9.7")
     assert wheel.sources == ["pip-wheel"] and wheel.expected
     assert wheel.package == "nvidia-cudnn-cu13 9.19.0.56"
     assert old.sources == ["LD_LIBRARY_PATH"] and not old.expected
     assert sorted(old.files) == ["libcudnn.so.8", "libcudnn_ops.so.8"]
-    assert env.cudnn.basis == "expected" and env.cudnn.version == "9.19.0"
+    assert env.cudnn.basis == "expected" and env.cudnn.expected_from == str(wheel_dir)
+    assert env.cudnn.version == "9.19.0"
     other = next(f for f in env.findings if f.id == "cudnn.other-copies")
     assert f"8.9.7 in {tmp_path / 'old'}" in other.message
     assert "cudnn.version-mismatch" not in {f.id for f in env.findings}
