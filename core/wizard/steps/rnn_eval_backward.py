@@ -82,12 +82,14 @@ def fix(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         raise ValueError(f"unknown variant {how!r}")
     torch.manual_seed(1)
     out = _saliency(model, x)
-    deviation = float((out - reference).abs().max())
+    # Relative to the output scale: cuDNN (TF32) and native kernels differ in the last bits,
+    # dropout changes outputs by tens of percent.
+    deviation = float((out - reference).abs().max() / reference.abs().max().clamp_min(1e-6))
     timing = kit.time_ms(lambda: _saliency(model, x), dev, int(params.get("repeats", 10)))
     return {
         "variant": how,
         "timing": timing,
         "max_output_change": deviation,
-        "outputs_match_eval": deviation < 1e-3,
+        "outputs_match_eval": deviation < 1e-2,
         **kit.versions(),
     }
