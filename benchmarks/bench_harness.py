@@ -26,17 +26,21 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the raw rows here")
     parser.add_argument("--python", help="target interpreter (default: this one)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own)")
     args = parser.parse_args()
     rounds = []
     with Worker(python=args.python) as worker:
         for _ in range(args.rounds):
-            result = worker.run(STEP, "compare", {"budget_s": args.budget}, 600)
+            result = worker.run(
+                STEP, "compare", {"budget_s": args.budget, "threads": args.threads}, 600
+            )
             if not result.ok or result.value is None:
                 print(f"comparison failed: {result.error}", file=sys.stderr)
                 return 1
             rounds.append(result.value)
     print(
-        f"device: {rounds[0]['device']}, harness timer: {rounds[0]['timer']}, "
+        f"device: {rounds[0]['device']}, torch threads: {rounds[0].get('threads')}, "
+        f"harness timer: {rounds[0]['timer']}, "
         f"Timer: torch.utils.benchmark blocked_autorange(min_run_time={args.budget})"
     )
     print(

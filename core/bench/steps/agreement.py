@@ -92,6 +92,22 @@ def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> d
     """Time each operation with the harness and with torch.utils.benchmark.Timer."""
     harness = load_harness()
     device = harness.pick_device(params)
+    threads = torch.get_num_threads()
+    # fewer CPU threads: on a shared machine one descheduled thread stalls the others
+    torch.set_num_threads(int(params.get("threads") or threads))
+    try:
+        return _compare(params, emit, harness, device)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _compare(
+    params: dict[str, Any],
+    emit: Callable[[dict[str, Any]], None],
+    harness: ModuleType,
+    device: torch.device,
+) -> dict[str, Any]:
+    """The comparison proper, under the thread setting chosen by `compare`."""
     budget = float(params.get("budget_s", 0.5))
     rows = []
     wanted = params.get("ops")
@@ -131,6 +147,7 @@ def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> d
     return {
         "device": device.type,
         "load_average": harness.load_average(),
+        "threads": torch.get_num_threads(),
         "timer": "cuda_event" if device.type == "cuda" else "perf_counter",
         "rows": rows,
     }
