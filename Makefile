@@ -34,7 +34,7 @@ imports: $(STAMP)
 
 # The core suite runs with Qt made unimportable, as on a headless server.
 test-core: $(STAMP)
-	CUDA_CLINIC_BLOCK_QT=1 $(PY) -m pytest -q -p no:pytestqt tests/core tests/gpu
+	CUDA_CLINIC_BLOCK_QT=1 $(PY) -m pytest -q -p no:pytest-qt tests/core tests/gpu
 
 test-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/gui

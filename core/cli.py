@@ -5,32 +5,70 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from core import __version__
 from core.errors import ClinicError
 
-# Each module exposes `add_parser(subparsers)` and `run(args) -> int`.
-COMMAND_MODULES: tuple[str, ...] = (
-    "core.env.command",
-    "core.kb.command",
-    "core.kb.match_command",
-    "core.report.command",
-    "core.bench.command",
-    "core.wizard.command",
-)
+
+class Command(Protocol):
+    """What a command module exposes."""
+
+    def add_parser(
+        self,
+        subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
+    ) -> argparse.ArgumentParser: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+# name -> (module, one-line help). Only the chosen command's module is imported, so
+# `cuda-clinic env` does not pay for the KB, report or benchmark imports.
+COMMANDS: Mapping[str, tuple[str, str]] = {
+    "env": (
+        "core.env.command",
+        "show driver, CUDA, cuDNN and PyTorch, and what is wrong with them",
+    ),
+    "match": ("core.kb.match_command", "match an error message or log to the knowledge base"),
+    "kb": ("core.kb.command", "browse, search and check the knowledge base"),
+    "wizard": (
+        "core.wizard.command",
+        "reproduce a documented error on this machine and verify each workaround",
+    ),
+    "bench": (
+        "core.bench.command",
+        "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs",
+    ),
+    "report": ("core.report.command", "export a diagnostic report (redacted by default)"),
+}
 
 PROG = "cuda-clinic"
 
 
-def command_modules() -> list[ModuleType]:
-    """Import the registered command modules (they keep heavy imports inside `run`)."""
-    return [importlib.import_module(name) for name in COMMAND_MODULES]
+def load_command(name: str) -> Command:
+    """Import the module behind a registered command."""
+    module: Command = importlib.import_module(COMMANDS[name][0])
+    return module
 
 
-def build_parser(extra: Sequence[ModuleType] = ()) -> argparse.ArgumentParser:
-    """The argument parser for every registered command, plus `extra` (the GUI's)."""
+def _chosen(argv: Sequence[str], names: Sequence[str]) -> str | None:
+    """The command named in `argv` (the first word that is not an option), if any."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in names else None
+    return None
+
+
+def build_parser(
+    argv: Sequence[str] | None = None, extra: Mapping[str, Command] | None = None
+) -> argparse.ArgumentParser:
+    """The parser: the chosen command in full, the others listed by name and help only.
+
+    With `argv=None` every command is loaded in full (tests and docs walk them all).
+    `extra` adds commands defined outside core (the GUI's `gui`).
+    """
+    extra = dict(extra or {})
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Diagnose cuDNN/CUDA problems in PyTorch environments.",
@@ -39,9 +77,15 @@ def build_parser(extra: Sequence[ModuleType] = ()) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in [*command_modules(), *extra]:
-        sub = module.add_parser(subparsers)
-        sub.set_defaults(handler=module.run)
+    chosen = None if argv is None else _chosen(argv, [*COMMANDS, *extra])
+    for name, (_module, help_text) in COMMANDS.items():
+        if argv is None or name == chosen:
+            command = load_command(name)
+            command.add_parser(subparsers).set_defaults(handler=command.run)
+        else:
+            subparsers.add_parser(name, help=help_text)
+    for command in extra.values():
+        command.add_parser(subparsers).set_defaults(handler=command.run)
     return parser
 
 
@@ -65,4 +109,5 @@ def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m core`."""
-    return dispatch(build_parser(), argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return dispatch(build_parser(argv), argv)

@@ -63,4 +63,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         return launch()
-    return dispatch(build_parser(extra=[_GuiCommand]), argv)  # type: ignore[list-item]
+    return dispatch(build_parser(argv, extra={"gui": _GuiCommand}), argv)
