@@ -73,7 +73,10 @@ def test_gpu_ceilings_are_plausible(lstm_gpu: dict[str, Any]) -> None:
 
 
 def test_cudnn_beats_the_cell_loop_on_gpu(lstm_gpu: dict[str, Any]) -> None:
-    rows = {(r["params"]["impl"], r["params"]["dtype"], r["params"]["mode"]): r
-            for r in lstm_gpu["results"] if "impl" in r["groups"]}
+    rows = {
+        (r["params"]["impl"], r["params"]["dtype"], r["params"]["mode"]): r
+        for r in lstm_gpu["results"]
+        if "impl" in r["groups"]
+    }
     cudnn, loop = rows[("cudnn", "fp16", "train")], rows[("cell_loop", "fp16", "train")]
     assert cudnn["p90_ms"] < loop["p10_ms"]
