@@ -102,7 +102,6 @@ class ChartView(QWidget):
         if self.plot is None:
             pg = load_pyqtgraph()
             self.plot = pg.PlotWidget()
-            self.plot.setMinimumHeight(220)
             self.plot.setMenuEnabled(False)
             self.plot.setMouseEnabled(x=False, y=False)
             self.plot.hideButtons()
@@ -145,7 +144,7 @@ class ChartView(QWidget):
             text.setPos(scale.start, (count - 1 - c_index) + 0.48)
             plot.addItem(text)
         plot.setYRange(-0.5, count - 0.5, padding=0.02)
-        plot.setMinimumHeight(max(220, 70 + 46 * count))
+        plot.setFixedHeight(max(200, 70 + 42 * count))
 
     def _draw_series(self, pg: Any, chart: BarChart, scale: _Scale, s_index: int) -> Any:
         """One series' bars, whiskers and hover areas; returns the bar item (None if empty)."""

@@ -109,6 +109,15 @@ def main() -> int:
     wizard.show_step(4)
     shoot(window, out, f"wizard-results{suffix}")
 
+    bench = window.show_page("benchmarks")
+    bench.start()
+    settle(window, lambda: bench.payload is not None, limit_ms=300_000)
+    shoot(window, out, f"benchmarks{suffix}")
+
+    report = window.show_page("report", {"error_text": diagnose.input.toPlainText()})
+    settle(window, lambda: report.shared is not None)
+    shoot(window, out, f"report{suffix}")
+
     window.close()
     reporter.uninstall()
     return 1 if reporter.unexpected else 0

@@ -57,6 +57,10 @@ class DiagnosePage(Page):
         open_button = QPushButton("Open log file…")
         open_button.clicked.connect(self._on_open_file)
         self.action_row.addWidget(open_button)
+        to_report = QPushButton("Add to a report")
+        to_report.setToolTip("Open the Report page with this text included (redacted)")
+        to_report.clicked.connect(self._on_to_report)
+        self.action_row.addWidget(to_report)
         clear = QPushButton("Clear")
         clear.clicked.connect(self._on_clear)
         self.action_row.addWidget(clear)
@@ -135,6 +139,11 @@ class DiagnosePage(Page):
         self.end_busy()
         self.input.setPlainText(text)
         self.diagnose()
+
+    def _on_to_report(self) -> None:
+        text = self.input.toPlainText().strip()
+        if text:
+            self.navigate.emit("report", {"error_text": text})
 
     def _on_clear(self) -> None:
         self.input.clear()

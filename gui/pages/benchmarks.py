@@ -1,0 +1,298 @@
+"""Benchmarks page: run the LSTM and convolution sweeps, chart them, compare two runs, export."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.bench import run_sweep
+from core.bench.charts import BarChart, build_charts, compare_chart
+from core.bench.recommend import environment_line
+from gui.charts import ChartView
+from gui.context import AppContext
+from gui.pages.base import Page, label
+from gui.tasks import RunTask
+from gui.widgets.cards import Card
+from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
+
+KINDS = (("lstm", "LSTM criteria sweep"), ("conv", "Convolution sweep"))
+
+
+class ChartCard(Card):
+    """One chart with its export buttons."""
+
+    def __init__(self, chart: BarChart, page: BenchmarksPage) -> None:
+        super().__init__()
+        self.view = ChartView()
+        self.view.set_colors(page.ctx.theme.colors)
+        self.view.set_chart(chart)
+        self.layout_.addWidget(self.view)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        for text, kind in (("Export PNG…", "png"), ("Export SVG…", "svg")):
+            button = QPushButton(text)
+            button.clicked.connect(lambda _=False, k=kind: page.export_chart(self.view, k))
+            row.addWidget(button)
+        self.layout_.addLayout(row)
+
+
+class BenchmarksPage(Page):
+    """Sweeps run in the target interpreter through the core's worker, on a run thread."""
+
+    key = "benchmarks"
+    title = "Benchmarks"
+    subtitle = (
+        "Time cuDNN and ATen kernels on this machine (median and spread of many repeats, after "
+        "warm-up) and see which settings make them fast. Hover a bar for its value."
+    )
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.payload: dict[str, Any] | None = None
+        self.task: RunTask | None = None
+        self.chart_cards: list[ChartCard] = []
+        self._loaded = False
+        self.kind_box = QComboBox()
+        for key, text in KINDS:
+            self.kind_box.addItem(text, key)
+        self.quick = QCheckBox("Quick")
+        self.quick.setChecked(True)
+        self.quick.setToolTip("Fewer configurations and a shorter time budget per configuration")
+        self.run_button = QPushButton("Run sweep")
+        self.run_button.setProperty("primary", True)
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        for widget in (self.kind_box, self.quick, self.cancel_button, self.run_button):
+            self.action_row.addWidget(widget)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._build_history())
+        splitter.addWidget(self._build_results())
+        splitter.setSizes([260, 800])
+        self.body.addWidget(splitter, 1)
+
+    def _build_history(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(0, 0, 8, 0)
+        column.addWidget(label("Past sweeps", "h2"))
+        column.addWidget(label("Select one to show it, two to compare them.", "muted", wrap=True))
+        self.history = QListWidget()
+        self.history.setItemDelegate(TwoLineDelegate(self.history))
+        self.history.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.history.itemSelectionChanged.connect(self._on_history_selection)
+        column.addWidget(self.history, 1)
+        self.compare_button = QPushButton("Compare the two selected")
+        self.compare_button.setEnabled(False)
+        self.compare_button.clicked.connect(self.compare_selected)
+        column.addWidget(self.compare_button)
+        return side
+
+    def _build_results(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(8, 0, 0, 0)
+        self.message = label("Run a sweep, or pick a past one.", "muted", wrap=True)
+        column.addWidget(self.message)
+        self.run_progress = QProgressBar()
+        self.run_progress.setTextVisible(False)
+        self.run_progress.setVisible(False)
+        column.addWidget(self.run_progress)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        holder = QWidget()
+        self.results = QVBoxLayout(holder)
+        self.results.setContentsMargins(0, 0, 6, 0)
+        self.results.setSpacing(12)
+        self.results.addStretch(1)
+        scroll.setWidget(holder)
+        column.addWidget(scroll, 1)
+        return side
+
+    def activate(self, arg: Any = None) -> None:
+        """Load the list of past sweeps on first show."""
+        if not self._loaded:
+            self._loaded = True
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Reload the list of past sweeps."""
+        self.ctx.data.history(lambda h: h.bench_runs(limit=50), self._on_history)
+
+    def _on_history(self, runs: list[dict[str, Any]]) -> None:
+        self.history.blockSignals(True)
+        self.history.clear()
+        for run in runs:
+            when = str(run.get("created") or "").replace("T", " ")[:16]
+            item = QListWidgetItem(f"{dict(KINDS).get(run['kind'], run['kind'])}")
+            item.setData(Qt.ItemDataRole.UserRole, run["id"])
+            item.setData(SUBTITLE_ROLE, f"{when} UTC · run {run['id']}")
+            self.history.addItem(item)
+        self.history.blockSignals(False)
+
+    # --- running ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the chosen sweep in the target interpreter."""
+        if self.task is not None and self.task.is_running():
+            return
+        kind = str(self.kind_box.currentData())
+        quick = self.quick.isChecked()
+        python = self.ctx.target.path
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.run_progress.setRange(0, 0)
+        self.run_progress.setVisible(True)
+        self.message.setText(f"Starting the {kind} sweep in {self.ctx.target.effective} …")
+        self.begin_busy()
+        self.task = self.ctx.tasks.start_run(
+            lambda on_event, cancel: run_sweep(
+                kind, quick=quick, python=python, on_event=on_event, cancel=cancel
+            ),
+            name="bench",
+            on_progress=self._on_event,
+            on_finished=self._on_finished,
+            on_failed=self._on_failed,
+        )
+
+    def cancel(self) -> None:
+        """Stop the sweep (its worker's process group is killed)."""
+        if self.task is not None:
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.message.setText("Cancelling …")
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("message"):
+            self.message.setText(str(event["message"]))
+        if event.get("stage") == "config" and event.get("total"):
+            self.run_progress.setRange(0, int(event["total"]))
+            self.run_progress.setValue(int(event.get("index", 0)))
+
+    def _on_finished(self, payload: dict[str, Any]) -> None:
+        self._run_ended()
+        if payload.get("status") == "cancelled":
+            self.message.setText("Cancelled; nothing was saved.")
+            return
+        self.show_payload(payload)
+        self.refresh()
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self._run_ended()
+        self.message.setText("The sweep could not run.")
+        self.ctx.errors.report(exc)
+
+    def _run_ended(self) -> None:
+        self.end_busy()
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.run_progress.setVisible(False)
+
+    # --- showing ----------------------------------------------------------------------------
+
+    def _clear(self) -> None:
+        self.chart_cards = []
+        while self.results.count() > 1:
+            item = self.results.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+
+    def show_payload(self, payload: dict[str, Any]) -> None:
+        """Show one sweep: its device line, recommendations and every chart."""
+        self.payload = payload
+        self._clear()
+        status = payload.get("status")
+        failed = len(payload.get("failed") or [])
+        skipped = len(payload.get("skipped") or [])
+        self.message.setText(
+            f"{environment_line(payload)} · {len(payload.get('results') or [])} configurations "
+            f"measured, {skipped} skipped, {failed} failed · {status}"
+        )
+        recs = payload.get("recommendations") or []
+        if recs:
+            card = Card("What this machine says")
+            text = "".join(
+                f"<p><b>{html.escape(str(r.get('title')))}</b>: "
+                f"{html.escape(str(r.get('text')))}</p>"
+                for r in recs
+            )
+            body = QLabel(text)
+            body.setWordWrap(True)
+            body.setTextFormat(Qt.TextFormat.RichText)
+            card.layout_.addWidget(body)
+            self.results.insertWidget(self.results.count() - 1, card)
+        for chart in build_charts(payload):
+            self._add_chart(chart)
+
+    def _add_chart(self, chart: BarChart) -> None:
+        card = ChartCard(chart, self)
+        self.chart_cards.append(card)
+        self.results.insertWidget(self.results.count() - 1, card)
+
+    def _selected_ids(self) -> list[int]:
+        return [int(i.data(Qt.ItemDataRole.UserRole)) for i in self.history.selectedItems()]
+
+    def _on_history_selection(self) -> None:
+        ids = self._selected_ids()
+        self.compare_button.setEnabled(len(ids) == 2)
+        if len(ids) == 1 and not (self.task is not None and self.task.is_running()):
+            self.ctx.data.history(lambda h: h.get_bench(ids[0])["payload"], self.show_payload)
+
+    def compare_selected(self) -> None:
+        """Chart the two selected runs side by side (older first)."""
+        ids = sorted(self._selected_ids())
+        if len(ids) != 2:
+            return
+        self.ctx.data.history(lambda h: [h.get_bench(i) for i in ids], self._on_compare_loaded)
+
+    def _on_compare_loaded(self, runs: list[dict[str, Any]]) -> None:
+        before, after = runs
+        if before["kind"] != after["kind"]:
+            self.message.setText("Pick two runs of the same sweep to compare them.")
+            return
+        self._clear()
+        labels = (f"run {before['id']}", f"run {after['id']}")
+        chart = compare_chart(before["payload"], after["payload"], labels)
+        if not chart.categories:
+            self.message.setText("These two runs share no configuration to compare.")
+            return
+        self.message.setText(
+            f"Comparing {labels[0]} ({before['created']}) with {labels[1]} ({after['created']})."
+        )
+        self._add_chart(chart)
+
+    def export_chart(self, view: ChartView, kind: str) -> None:
+        """Ask where, then save the chart as PNG or SVG."""
+        name = (view.chart.id if view.chart else "chart") + f".{kind}"
+        start = self.ctx.settings.last_dir("charts")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export chart", f"{start}/{name}" if start else name, f"{kind.upper()} (*.{kind})"
+        )
+        if not path:
+            return
+        import os
+
+        self.ctx.settings.set_last_dir("charts", os.path.dirname(path))
+        (view.export_png if kind == "png" else view.export_svg)(path)
+        self.status.emit(f"Chart saved to {path}.")

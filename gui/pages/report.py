@@ -1,0 +1,248 @@
+"""Report page: build the shareable report, preview every redaction, reveal on purpose, export."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.report import Redaction, collect, redact, render
+from gui.context import AppContext
+from gui.pages.base import Page, label
+
+FORMATS = (
+    ("md", "Markdown (GitHub)"),
+    ("html", "HTML (one file)"),
+    ("pdf", "PDF"),
+    ("json", "JSON"),
+)
+Built = tuple[dict[str, Any], list[Redaction]]
+
+
+def _build(
+    python: str | None, deep: bool, error_text: str | None, run_ids: list[int] | None
+) -> Built:
+    """Collect the report from this machine and redact it (seconds: env detection runs)."""
+    report = collect(python=python, deep=deep, error_text=error_text, run_ids=run_ids)
+    return redact(report)
+
+
+class ReportPage(Page):
+    """The report is redacted by default; single items can be revealed, and stay listed."""
+
+    key = "report"
+    title = "Report"
+    subtitle = (
+        "A diagnostic report that is safe to paste publicly: secrets, user and host names, "
+        "paths under your home and GPU serials are redacted and highlighted below."
+    )
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.shared: dict[str, Any] | None = None
+        self.items: list[Redaction] = []
+        self.revealed: set[str] = set()
+        self.run_ids: list[int] | None = None
+        self._started = False
+        self.build_button = QPushButton("Rebuild")
+        self.build_button.setToolTip("Collect the environment, runs and error again")
+        self.build_button.clicked.connect(self.build)
+        self.format_box = QComboBox()
+        for key, text in FORMATS:
+            self.format_box.addItem(text, key)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setProperty("primary", True)
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self._on_export)
+        for widget in (self.build_button, self.format_box, self.export_button):
+            self.action_row.addWidget(widget)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._build_options())
+        self.preview = QTextBrowser()
+        self.preview.setOpenLinks(False)
+        self.preview.anchorClicked.connect(self._on_anchor)
+        splitter.addWidget(self.preview)
+        splitter.setSizes([320, 740])
+        self.body.addWidget(splitter, 1)
+
+    def _build_options(self) -> QWidget:
+        side = QWidget()
+        column = QVBoxLayout(side)
+        column.setContentsMargins(0, 0, 8, 0)
+        column.addWidget(label("Include", "h2"))
+        self.deep = QCheckBox("Deep environment check (imports torch in a child)")
+        column.addWidget(self.deep)
+        self.error_box = QPlainTextEdit()
+        self.error_box.setPlaceholderText("Optional: the error or log to include and match")
+        self.error_box.setMaximumHeight(110)
+        column.addWidget(self.error_box)
+        self.runs_label = label("Wizard runs and sweeps: the newest of each.", "muted", wrap=True)
+        column.addWidget(self.runs_label)
+        column.addWidget(label("Redactions", "h2"))
+        self.count_label = label("", "muted", wrap=True)
+        column.addWidget(self.count_label)
+        self.redactions = QListWidget()
+        self.redactions.itemChanged.connect(self._on_item_changed)
+        column.addWidget(self.redactions, 1)
+        column.addWidget(
+            label("Tick an item to reveal it in the export on purpose.", "muted", wrap=True)
+        )
+        return side
+
+    def activate(self, arg: Any = None) -> None:
+        """`arg` may be {"run_id": N} (from the wizard) or {"error_text": ...} (Diagnose)."""
+        if isinstance(arg, dict):
+            if arg.get("run_id") is not None:
+                self.run_ids = [int(arg["run_id"])]
+                self.runs_label.setText(f"Wizard run {arg['run_id']}, and the newest sweep.")
+            if arg.get("error_text"):
+                self.error_box.setPlainText(str(arg["error_text"]))
+            self.build()
+        elif not self._started:
+            self.build()
+
+    def refresh(self) -> None:
+        """Build the report again."""
+        self.build()
+
+    def build(self) -> None:
+        """Collect and redact the report off the GUI thread."""
+        self._started = True
+        python = self.ctx.target.path
+        deep = self.deep.isChecked()
+        text = self.error_box.toPlainText().strip() or None
+        run_ids = self.run_ids
+        self.build_button.setEnabled(False)
+        self.export_button.setEnabled(False)
+        self.count_label.setText("Collecting the environment and runs …")
+        self.begin_busy()
+        self.ctx.tasks.run(
+            lambda: _build(python, deep, text, run_ids), self._on_built, self._on_failed
+        )
+
+    def _on_built(self, built: Built) -> None:
+        self.end_busy()
+        self.shared, self.items = built
+        self.revealed = set()
+        self.build_button.setEnabled(True)
+        self.export_button.setEnabled(True)
+        self._fill_redactions()
+        self._render()
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self.end_busy()
+        self.build_button.setEnabled(True)
+        self.count_label.setText("The report could not be built.")
+        self.ctx.errors.report(exc)
+
+    def _fill_redactions(self) -> None:
+        self.redactions.blockSignals(True)
+        self.redactions.clear()
+        for item in self.items:
+            where = ".".join(str(p) for p in item.path)
+            entry = QListWidgetItem(f"{item.label}  ({item.kind})")
+            entry.setToolTip(f"In {where}")
+            entry.setData(Qt.ItemDataRole.UserRole, item.id)
+            entry.setFlags(entry.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            entry.setCheckState(Qt.CheckState.Unchecked)
+            self.redactions.addItem(entry)
+        self.redactions.blockSignals(False)
+        self._update_count()
+
+    def _update_count(self) -> None:
+        total = len(self.items)
+        shown = len(self.revealed)
+        text = f"{total} items redacted, highlighted in the preview."
+        if shown:
+            text += f" {shown} revealed on purpose: they WILL be in the export."
+        self.count_label.setText(text)
+
+    def _render(self) -> None:
+        if self.shared is None:
+            return
+        bar = self.preview.verticalScrollBar().value()
+        html = render(
+            self.shared,
+            "html",
+            redactions=self.items,
+            reveal=self.revealed,
+            highlight=True,
+            qt=True,
+        )
+        self.preview.setHtml(html)
+        self.preview.verticalScrollBar().setValue(bar)
+
+    def set_revealed(self, redaction_id: str, revealed: bool) -> None:
+        """Reveal (or hide again) one redacted item."""
+        if revealed:
+            self.revealed.add(redaction_id)
+        else:
+            self.revealed.discard(redaction_id)
+        self._update_count()
+        self._render()
+
+    def _on_item_changed(self, entry: QListWidgetItem) -> None:
+        checked = entry.checkState() == Qt.CheckState.Checked
+        self.set_revealed(str(entry.data(Qt.ItemDataRole.UserRole)), checked)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        fragment = url.fragment() or url.toString().lstrip("#")
+        if fragment.startswith("redaction-"):
+            rid = fragment[len("redaction-") :]
+            for row in range(self.redactions.count()):
+                if self.redactions.item(row).data(Qt.ItemDataRole.UserRole) == rid:
+                    self.redactions.setCurrentRow(row)
+                    self.redactions.scrollToItem(self.redactions.item(row))
+
+    def export_to(self, path: str, fmt: str) -> None:
+        """Write the report (with the revealed items, and only those, put back) to `path`."""
+        if self.shared is None:
+            return
+        if fmt == "pdf":
+            from gui.report_pdf import render_pdf
+
+            render_pdf(self.shared, path, redactions=self.items, reveal=self.revealed)
+        else:
+            text = render(self.shared, fmt, redactions=self.items, reveal=self.revealed)
+            Path(path).write_text(text, encoding="utf-8")
+
+    def _on_export(self) -> None:
+        fmt = str(self.format_box.currentData())
+        start = self.ctx.settings.last_dir("reports") or os.path.expanduser("~")
+        name = os.path.join(start, f"cuda-clinic-report.{fmt}")
+        path, _ = QFileDialog.getSaveFileName(self, "Export the report", name, f"*.{fmt}")
+        if not path:
+            return
+        self.ctx.settings.set_last_dir("reports", os.path.dirname(path))
+        if fmt == "pdf":
+            # QTextDocument and QPdfWriter belong on the GUI thread; a report renders quickly.
+            self.export_to(path, fmt)
+            self._on_exported(path)
+            return
+        shared, items, revealed = self.shared, list(self.items), set(self.revealed)
+        if shared is None:
+            return
+
+        def write() -> None:
+            text = render(shared, fmt, redactions=items, reveal=revealed)
+            Path(path).write_text(text, encoding="utf-8")
+
+        self.ctx.tasks.run(write, lambda _r: self._on_exported(path))
+
+    def _on_exported(self, path: str) -> None:
+        self.status.emit(f"Report saved to {path}.")

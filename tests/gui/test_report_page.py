@@ -1,0 +1,64 @@
+"""Report page: redacted by default, every redaction listed, reveal one on purpose, export."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gui.context import AppContext
+from gui.pages.report import ReportPage
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A token-shaped secret in a CUDA_* variable, made at test time (never committed)."""
+    value = "hf_" + os.urandom(18).hex()
+    monkeypatch.setenv("CUDA_CLINIC_TEST_TOKEN", value)
+    return value
+
+
+def _built(qtbot, ctx: AppContext, error: str = "") -> ReportPage:
+    page = ReportPage(ctx)
+    qtbot.addWidget(page)
+    page.error_box.setPlainText(error)
+    page.activate()
+    qtbot.wait_until(lambda: page.shared is not None, timeout=60000)
+    return page
+
+
+def test_preview_is_redacted_and_lists_each_item(qtbot, ctx: AppContext, secret_env: str) -> None:
+    page = _built(qtbot, ctx, f"RuntimeError: CUDNN_STATUS_MAPPING_ERROR token={secret_env}")
+    assert page.items, "the token and the home directory are redacted"
+    assert secret_env not in page.preview.toHtml()
+    assert page.redactions.count() == len(page.items)
+    assert page.count_label.text().startswith(f"{len(page.items)} items redacted")
+
+
+def test_reveal_puts_back_only_the_chosen_item(
+    qtbot, ctx: AppContext, secret_env: str, tmp_path: Path
+) -> None:
+    page = _built(qtbot, ctx, f"CUDNN_STATUS_MAPPING_ERROR token={secret_env}")
+    secret = next(i for i in page.items if i.original == secret_env)
+    out = tmp_path / "report.md"
+    page.export_to(str(out), "md")
+    assert secret_env not in out.read_text()
+    page.set_revealed(secret.id, True)
+    assert "WILL be in the export" in page.count_label.text()
+    page.export_to(str(out), "md")
+    text = out.read_text()
+    assert secret_env in text
+    others = [i for i in page.items if secret_env not in i.original and len(i.original) > 3]
+    assert all(i.original not in text for i in others)
+
+
+def test_exports_every_format(qtbot, ctx: AppContext, tmp_path: Path) -> None:
+    page = _built(qtbot, ctx)
+    for fmt in ("md", "html", "json", "pdf"):
+        path = tmp_path / f"report.{fmt}"
+        page.export_to(str(path), fmt)
+        assert path.stat().st_size > 200
+    assert json.loads((tmp_path / "report.json").read_text())["redaction"]["enabled"] is True
+    assert (tmp_path / "report.pdf").read_bytes().startswith(b"%PDF")
