@@ -19,7 +19,7 @@ class _BlockQt(MetaPathFinder):
     """Makes Qt unimportable, as on a headless server (the core suite must not need it)."""
 
     def find_spec(self, fullname: str, path: object, target: object = None) -> None:
-        if fullname.split(".")[0] in _QT_MODULES:
+        if fullname.split(".", maxsplit=1)[0] in _QT_MODULES:
             raise ImportError(f"{fullname} is blocked: the core suite runs without Qt")
 
 
