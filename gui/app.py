@@ -118,6 +118,13 @@ def save_screenshot(app: QApplication, window: MainWindow, path: str) -> int:
     return 1 if window.ctx.errors.unexpected else 0
 
 
+def listen_for_later_launches(app: QApplication, window: MainWindow) -> None:
+    """Become the single instance: later launches bring this window to the front."""
+    server = instance.InstanceServer(parent=app)
+    server.activated.connect(window.bring_to_front)
+    server.listen()
+
+
 def main(screenshot: str | None = None, page: str | None = None) -> int:
     """Run the app; with `screenshot`, render the main window (on `page`) to a PNG and exit."""
     if screenshot:
@@ -129,21 +136,21 @@ def main(screenshot: str | None = None, page: str | None = None) -> int:
     reporter.install()
     crash_log = configure_logging()
     try:
-        server = None
-        if not screenshot:
-            if instance.notify_running():
-                print("cuda-clinic: already running; brought its window to the front.")
-                return 0
-            server = instance.InstanceServer(parent=app)
-            server.listen()
+        if not screenshot and instance.may_be_running() and instance.notify_running():
+            print("cuda-clinic: already running; brought its window to the front.")
+            return 0
         window = build_window(app, reporter)
-        if server is not None:
-            server.activated.connect(window.bring_to_front)
         keys = [spec.key for spec in PAGES]
-        start = page or window.ctx.settings.last_page()
-        window.show_page(start if start in keys else keys[0])
+        first = page or window.ctx.settings.last_page()
+        start = first if first in keys else keys[0]
         if screenshot:
+            window.show_page(start)
             return save_screenshot(app, window, screenshot)
+        # Paint the window first; then build the first page and listen for later launches
+        # (QtNetwork's import stays off the start-up path too).
+        window.preselect(start)
+        window.after_first_paint(lambda: None if window.show_page(start) else None)
+        window.after_first_paint(lambda: listen_for_later_launches(app, window))
         window.show()
         return app.exec()
     finally:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from core.history import History
-from core.kb import KnowledgeBase, open_kb
 from gui.tasks import OnFailure, OnSuccess, TaskRunner
+
+if TYPE_CHECKING:  # imported on the database thread when first used (sqlite-utils is slow)
+    from core.history import History
+    from core.kb import KnowledgeBase
 
 T = TypeVar("T")
 
@@ -43,11 +45,15 @@ class DataService:
 
     def _open_kb(self) -> KnowledgeBase:
         if self._kb is None:
+            from core.kb import open_kb
+
             self._kb = open_kb(self._kb_path)
         return self._kb
 
     def _open_history(self) -> History:
         if self._history is None:
+            from core.history import History
+
             self._history = History.open()
         return self._history
 

@@ -7,22 +7,14 @@ import sys
 import threading
 import traceback
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QLabel,
-    QMessageBox,
-    QPlainTextEdit,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
 
 from core.errors import ClinicError
+
+if TYPE_CHECKING:  # the dialog classes load when the first one is shown (start-up stays fast)
+    from PySide6.QtWidgets import QDialog, QWidget
 
 log = logging.getLogger("cuda_clinic.gui")
 
@@ -31,38 +23,6 @@ def one_sentence(exc: BaseException) -> str:
     """A known error's message as the user sees it (first line, ending with a full stop)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-class CrashDialog(QDialog):
-    """Shows an unexpected exception with its full traceback, selectable and copyable."""
-
-    def __init__(self, exc: BaseException, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("CUDA Clinic hit a bug")
-        self.setMinimumSize(640, 420)
-        self.traceback_text = "".join(traceback.format_exception(exc))
-        layout = QVBoxLayout(self)
-        intro = QLabel(
-            "Something went wrong inside CUDA Clinic (this is our bug, not your setup). "
-            "The app keeps running. Copy the details below into a bug report."
-        )
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
-        self.details = QPlainTextEdit(self.traceback_text)
-        self.details.setReadOnly(True)
-        self.details.setProperty("code", True)
-        self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        layout.addWidget(self.details, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.copy_button = QPushButton("Copy details")
-        buttons.addButton(self.copy_button, QDialogButtonBox.ButtonRole.ActionRole)
-        self.copy_button.clicked.connect(self._on_copy)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-
-    def _on_copy(self) -> None:
-        QGuiApplication.clipboard().setText(self.traceback_text)
-        self.copy_button.setText("Copied")
 
 
 class ErrorReporter(QObject):
@@ -121,6 +81,8 @@ class ErrorReporter(QObject):
         if not self.interactive:
             traceback.print_exception(exc, file=sys.stderr)
             return
+        from gui.widgets.crash_dialog import CrashDialog
+
         dialog = CrashDialog(exc, self.window)
         self._keep(dialog)
 
@@ -130,6 +92,8 @@ class ErrorReporter(QObject):
         if not self.interactive:
             print(f"cuda-clinic: error: {one_sentence(exc)}", file=sys.stderr)
             return
+        from PySide6.QtWidgets import QMessageBox
+
         box = QMessageBox(QMessageBox.Icon.Warning, title, one_sentence(exc), parent=self.window)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._keep(box)

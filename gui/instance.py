@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import os
+import sys
+import tempfile
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
 
 from core.paths import user_data_dir
+
+if TYPE_CHECKING:  # QtNetwork loads only when a socket is needed, after the window is up
+    from PySide6.QtNetwork import QLocalSocket
 
 _CONNECT_MS = 500
 
@@ -19,8 +25,18 @@ def server_name() -> str:
     return f"cuda-clinic-{getpass.getuser()}-{digest}"
 
 
+def may_be_running(name: str | None = None) -> bool:
+    """Cheap pre-check without QtNetwork: on Unix a listening instance has a socket file in
+    the temporary directory (where QLocalServer puts relative names)."""
+    if sys.platform == "win32":
+        return True  # named pipes leave no file to look at
+    return os.path.exists(os.path.join(tempfile.gettempdir(), name or server_name()))
+
+
 def notify_running(name: str | None = None) -> bool:
     """If an instance is listening, ask it to show itself and return True."""
+    from PySide6.QtNetwork import QLocalSocket
+
     socket = QLocalSocket()
     socket.connectToServer(name or server_name())
     if not socket.waitForConnected(_CONNECT_MS):
@@ -40,6 +56,8 @@ class InstanceServer(QObject):
 
     def __init__(self, name: str | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        from PySide6.QtNetwork import QLocalServer
+
         self.name = name or server_name()
         self._server = QLocalServer(self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
@@ -48,6 +66,8 @@ class InstanceServer(QObject):
 
     def listen(self) -> bool:
         """Start listening; a stale socket left by a crashed instance is removed first."""
+        from PySide6.QtNetwork import QAbstractSocket, QLocalServer
+
         if self._server.listen(self.name):
             return True
         if self._server.serverError() == QAbstractSocket.SocketError.AddressInUseError:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QKeySequence, QPaintEvent, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -58,6 +59,7 @@ class MainWindow(QMainWindow):
         self.specs = pages
         self.pages: dict[str, Page] = {}
         self.remember_state = True
+        self._after_paint: list[Callable[[], None]] = []
         self.setWindowTitle("CUDA Clinic")
         self.setWindowIcon(icons.app_icon())
         self.resize(1280, 800)
@@ -151,6 +153,24 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(page)
         page.activate(arg)
         return page
+
+    def preselect(self, key: str) -> None:
+        """Mark `key` in the sidebar without building its page (start-up paints first)."""
+        self.sidebar.blockSignals(True)
+        self.sidebar.setCurrentRow([s.key for s in self.specs].index(key))
+        self.sidebar.blockSignals(False)
+
+    def after_first_paint(self, fn: Callable[[], None]) -> None:
+        """Run `fn` once the window has been painted (start-up work that can wait)."""
+        self._after_paint.append(fn)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        """Paint, then schedule what waited for the first paint."""
+        super().paintEvent(event)
+        if self._after_paint:
+            waiting, self._after_paint = self._after_paint, []
+            for fn in waiting:
+                QTimer.singleShot(0, fn)
 
     def refresh_current(self) -> None:
         """F5: reload the visible page."""

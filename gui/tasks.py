@@ -42,6 +42,11 @@ class TaskRunner(QObject):
         self._deliver.connect(self._on_deliver)
 
     @property
+    def closed(self) -> bool:
+        """Whether shutdown() ran (deferred work should then not start)."""
+        return self._closed
+
+    @property
     def pending(self) -> int:
         """Background calls whose callbacks have not run yet."""
         return self._pending

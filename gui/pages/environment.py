@@ -70,7 +70,8 @@ class EnvironmentPage(Page):
         """Run the first quick check when the page is first shown."""
         if not self._started:
             self._started = True
-            self.refresh()
+            # After the window's first paint: the probe child competes for the CPU.
+            QTimer.singleShot(0, self.refresh)
 
     def refresh(self) -> None:
         """A quick check (no torch import)."""
@@ -86,7 +87,7 @@ class EnvironmentPage(Page):
         super().shutdown()
 
     def _detect(self, deep: bool) -> None:
-        if self.running:
+        if self.running or self.ctx.tasks.closed:
             return
         self.running = "deep" if deep else "quick"
         self._started = True

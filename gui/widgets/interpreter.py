@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from core.target import resolve_python
@@ -34,7 +34,12 @@ class InterpreterPicker(QWidget):
         self.found: list[FoundPython] = []
         self._fill()
         ctx.target.changed.connect(lambda _p: self._fill())
-        ctx.tasks.run(discover, self._on_discovered)
+        # Scanning the home folder waits until the window is on screen.
+        QTimer.singleShot(0, self._start_discovery)
+
+    def _start_discovery(self) -> None:
+        if not self.ctx.tasks.closed:
+            self.ctx.tasks.run(discover, self._on_discovered)
 
     def _fill(self) -> None:
         current = self.ctx.target.effective

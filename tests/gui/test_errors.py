@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core.errors import TargetPythonError
-from gui.errors import CrashDialog, ErrorReporter
+from gui.errors import ErrorReporter
+from gui.widgets.crash_dialog import CrashDialog
 
 
 def _raise(exc: BaseException) -> BaseException:
