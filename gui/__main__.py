@@ -1,7 +1,7 @@
-"""`python -m gui` starts the desktop app."""
+"""`python -m gui [--screenshot PNG] [--page NAME]` starts the app (also the frozen entry)."""
 
 import sys
 
-from gui.app import main
+from gui.cli import main
 
-sys.exit(main())
+sys.exit(main(["gui", *sys.argv[1:]]))

@@ -149,7 +149,7 @@ def main(screenshot: str | None = None, page: str | None = None) -> int:
         # Paint the window first; then build the first page and listen for later launches
         # (QtNetwork's import stays off the start-up path too).
         window.preselect(start)
-        window.after_first_paint(lambda: None if window.show_page(start) else None)
+        window.after_first_paint(lambda: window.show_page(start))
         window.after_first_paint(lambda: listen_for_later_launches(app, window))
         window.show()
         return app.exec()

@@ -59,7 +59,7 @@ class MainWindow(QMainWindow):
         self.specs = pages
         self.pages: dict[str, Page] = {}
         self.remember_state = True
-        self._after_paint: list[Callable[[], None]] = []
+        self._after_paint: list[Callable[[], object]] = []
         self.setWindowTitle("CUDA Clinic")
         self.setWindowIcon(icons.app_icon())
         self.resize(1280, 800)
@@ -160,7 +160,7 @@ class MainWindow(QMainWindow):
         self.sidebar.setCurrentRow([s.key for s in self.specs].index(key))
         self.sidebar.blockSignals(False)
 
-    def after_first_paint(self, fn: Callable[[], None]) -> None:
+    def after_first_paint(self, fn: Callable[[], object]) -> None:
         """Run `fn` once the window has been painted (start-up work that can wait)."""
         self._after_paint.append(fn)
 
