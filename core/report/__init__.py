@@ -29,8 +29,9 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
     #   giving the character span of each redaction in `text`, for a QTextEdit highlighter.
 
     diff_reports(a, b) -> list[Difference(category, field, a, b)]   most relevant first
-    #   category in CATEGORIES order: versions, hardware, libraries, findings, wizard, other;
-    #   .rank is that position, .to_dict() the JSON; render_diff(diffs) the plain-text table
+    #   category in CATEGORIES order: versions, hardware, findings, wizard, libraries, other;
+    #   .rank is that position, .to_dict() the JSON; render_diff(diffs, a_name, b_name,
+    #   headlines=(a_line, b_line)) the plain-text table
     load_report(path) -> dict   (a saved JSON report, checked against docs/report-schema.json)
 
 PDF is rendered by `gui.report_pdf.render_pdf(report, ...)` (Qt); the core never imports it.

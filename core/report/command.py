@@ -176,7 +176,8 @@ def _write(path: Path, data: bytes) -> None:
 def _diff(args: argparse.Namespace) -> int:
     from core.report import diff_reports, load_report, render_diff
 
-    diffs = diff_reports(load_report(args.a), load_report(args.b))
+    a, b = load_report(args.a), load_report(args.b)
+    diffs = diff_reports(a, b)
     if args.json:
         print(
             json.dumps(
@@ -186,5 +187,17 @@ def _diff(args: argparse.Namespace) -> int:
             )
         )
     else:
-        sys.stdout.write(render_diff(diffs, Path(args.a).name, Path(args.b).name))
+        names = _names(args.a, args.b)
+        sys.stdout.write(render_diff(diffs, *names, headlines=(_headline(a), _headline(b))))
     return 0
+
+
+def _names(a: str, b: str) -> tuple[str, str]:
+    """Short names for the two reports: file names, or the paths where the names are equal."""
+    na, nb = Path(a).name, Path(b).name
+    return (na, nb) if na != nb else (a, b)
+
+
+def _headline(report: dict[str, Any]) -> str:
+    summary = report.get("summary") or {}
+    return f"{summary.get('status', '?')}: {summary.get('headline', '')}".strip()

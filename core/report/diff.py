@@ -3,39 +3,45 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+import textwrap
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from core.report.fields import lookup
+from core.report.fields import first, lookup
 from core.report.text import fmt, scenario_name, verdict_text
 
-# Rank 0: the stack versions users and maintainers ask for first.
-_VERSION_FIELDS: tuple[tuple[str, str], ...] = (
-    ("torch.version", "PyTorch"),
-    ("torch.cuda", "CUDA (torch build)"),
-    ("cudnn.version", "cuDNN (loaded)"),
-    ("driver.version", "NVIDIA driver"),
-    ("driver.cuda_max", "CUDA (driver max)"),
-    ("toolkits.nvcc.version", "CUDA toolkit (nvcc)"),
-    ("torch.arch_list", "torch arch list"),
-    ("torch.import_error", "torch import error"),
-    ("python.version", "Python"),
-)
-_LIBRARY_FIELDS: tuple[tuple[str, str], ...] = (
-    ("cudnn.loaded_from", "cuDNN loaded from"),
-    ("cudnn.copies", "cuDNN copies on disk"),
-    ("loaded_libraries", "loaded CUDA libraries"),
-)
-CATEGORIES = ("versions", "hardware", "libraries", "findings", "wizard", "other")
+Env = Mapping[str, Any]
+CATEGORIES = ("versions", "hardware", "findings", "wizard", "libraries", "other")
 # Fields that differ between any two runs and say nothing about why one works.
 _NOISE = re.compile(
     r"(?i)(time|duration|elapsed|seconds|_s$|_ms$|pid|free|used|util|temperature|power|clock|"
     r"fan|generated_at|uuid|serial|hostname|executable|prefix|path$|location|^name$|"
     r"stderr_tail|returncode|last_stage|user_site)"
 )
-# Whole sections that describe the probe run or the app, not the environment.
-_SKIP_SECTIONS = ("probe", "app", "findings", "gpus", "packages")
+# Whole sections that describe the probe run or the app, or that a named row already covers.
+_SKIP_PREFIXES = (
+    "probe",
+    "app",
+    "findings",
+    "gpus",
+    "packages",
+    "torch.checks",
+    "torch.devices",
+    "torch.declared",
+    "torch.cudnn_version",  # the same number as cuDNN's row in deep mode
+    "cudnn.loaded_files",  # the paths behind "cuDNN loaded from"
+    "cudnn.basis",  # shown beside the cuDNN version
+    "cudnn.version",
+    "cudnn.declared",  # torch's pinned cuDNN wheel, its own row
+    "torch.device_count",  # "GPUs torch sees"
+    "toolkits.toolkits",
+)
+# How a missing value reads, per category, in the text table (JSON keeps null).
+_ABSENT = {"findings": "not raised", "wizard": "not run"}
+_WRAP = 100
+_MAX_VALUE = 400
+_MAX_ITEMS = 40
 
 
 @dataclass(frozen=True)
@@ -57,32 +63,114 @@ class Difference:
         return {**asdict(self), "rank": self.rank}
 
 
+def _cudnn(env: Env) -> str | None:
+    version = lookup(env, "cudnn.version")
+    basis = lookup(env, "cudnn.basis")
+    return f"{version} ({basis})" if version and basis else version
+
+
+def _nvcc(env: Env) -> Any:
+    return first(env, ("toolkits.nvcc.version", "toolkits.toolkits.0.version"))[0]
+
+
+def _gpus(env: Env) -> list[str]:
+    out = []
+    for g in env.get("gpus") or []:
+        if isinstance(g, Mapping):
+            cc = g.get("compute_capability")
+            mem = g.get("memory_total_mb")
+            gib = f", {round(float(mem) / 1024)} GiB" if isinstance(mem, int | float) else ""
+            out.append(f"{g.get('name', '?')} (sm_{str(cc or '?').replace('.', '')}{gib})")
+    return out
+
+
+def _torch_devices(env: Env) -> Any:
+    devices = [d for d in lookup(env, "torch.devices") or [] if isinstance(d, Mapping)]
+    if not devices:
+        count = lookup(env, "torch.device_count")
+        return [] if count == 0 else count
+    return [
+        f"cuda:{d.get('index', '?')} {d.get('name', '?')}"
+        + (f" (error: {d['error']})" if d.get("error") else "")
+        for d in devices
+    ]
+
+
+def _checks(env: Env) -> list[str] | None:
+    checks = [c for c in lookup(env, "torch.checks") or [] if isinstance(c, Mapping)]
+    if not checks:
+        return None
+    return [
+        f"{c.get('op')} on {c.get('device')}: "
+        + ("ok" if c.get("ok") else f"FAILED ({str(c.get('error') or '').strip()[:120]})")
+        for c in checks
+    ]
+
+
+def _declared(env: Env) -> list[str] | None:
+    declared = lookup(env, "torch.declared")
+    if not isinstance(declared, Mapping) or not declared:
+        return None
+    return [f"{k}=={v}" for k, v in sorted(declared.items())]
+
+
+Getter = Callable[[Env], Any]
+# (category, label, env JSON path or getter), in relevance order within each category.
+_FIELDS: tuple[tuple[str, str, str | Getter], ...] = (
+    ("versions", "PyTorch", "torch.version"),
+    ("versions", "torch import error", "torch.import_error"),
+    ("versions", "CUDA (torch build)", "torch.cuda"),
+    ("versions", "torch.cuda.is_available()", "torch.is_available"),
+    ("versions", "cuDNN", _cudnn),
+    ("versions", "cuDNN (torch's pinned wheel)", "torch.declared_cudnn"),
+    ("versions", "NVIDIA driver", "driver.version"),
+    ("versions", "CUDA (driver max)", "driver.cuda_max"),
+    ("versions", "CUDA toolkit (nvcc)", _nvcc),
+    ("versions", "torch arch list", "torch.arch_list"),
+    ("versions", "Python", "python.version"),
+    ("versions", "OS", "platform.distribution"),
+    ("hardware", "GPUs (NVML)", _gpus),
+    ("hardware", "GPUs torch sees", _torch_devices),
+    ("hardware", "tiny GPU ops (deep mode)", _checks),
+    ("libraries", "cuDNN loaded from", "cudnn.loaded_from"),
+    ("libraries", "cuDNN copies on disk", "cudnn.copies"),
+    ("libraries", "loaded CUDA libraries", "loaded_libraries"),
+    ("libraries", "torch's pinned nvidia-* wheels", _declared),
+)
+
+
 def diff_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
-    """What differs between two reports, most relevant first: versions, hardware, libraries,
-    findings, wizard outcomes, then any other environment field."""
+    """What differs between two reports, most relevant first: versions, hardware, findings,
+    wizard outcomes, libraries and packages, then any other environment field."""
     env_a, env_b = a.get("environment") or {}, b.get("environment") or {}
     out: list[Difference] = []
-    seen: set[str] = set()
-    for category, fields in (("versions", _VERSION_FIELDS), ("libraries", _LIBRARY_FIELDS)):
-        for path, label in fields:
-            seen.add(path)
-            va, vb = _norm(lookup(env_a, path)), _norm(lookup(env_b, path))
-            if va != vb:
-                out.append(Difference(category, label, va, vb))
+    seen: list[str] = []
+    for category, label, source in _FIELDS:
+        if isinstance(source, str):
+            seen.append(source)
+            va, vb = _norm(lookup(env_a, source)), _norm(lookup(env_b, source))
+        else:
+            va, vb = _norm(source(env_a)), _norm(source(env_b))
+        if va != vb:
+            out.append(Difference(category, label, va, vb))
     out += _packages(env_a, env_b)
-    out += _gpus(env_a, env_b)
     out += _findings(a, b)
     out += _wizard(a, b)
-    out += _rest(env_a, env_b, seen)
+    out += _rest(env_a, env_b, (*_SKIP_PREFIXES, *seen))
     return sorted(out, key=lambda d: d.rank)  # stable: keeps the order within a category
 
 
 def _norm(value: Any) -> Any:
     if isinstance(value, list):
-        return sorted(_describe(v) for v in value)
+        return sorted((_describe(v) for v in value), key=_natural)
     if isinstance(value, Mapping):
         return fmt(value)
     return value
+
+
+def _natural(text: str) -> list[Any]:
+    """Sort key that puts sm_75 before sm_100."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
 
 
 def _describe(item: Any) -> str:
@@ -98,34 +186,34 @@ def _describe(item: Any) -> str:
     return str(name or where or fmt(item))
 
 
-def _packages(env_a: Mapping[str, Any], env_b: Mapping[str, Any]) -> list[Difference]:
-    """pip/conda packages whose versions differ; torch and nvidia-* wheels first."""
-
-    def index(env: Mapping[str, Any]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for source in ("pip", "conda"):
-            for item in lookup(env, f"packages.{source}") or []:
-                if isinstance(item, Mapping) and item.get("name"):
-                    out[f"{source}: {item['name']}"] = str(item.get("version"))
-        return out
-
-    pa, pb = index(env_a), index(env_b)
-    keys = sorted(set(pa) | set(pb), key=lambda k: (not re.search(r"torch|nvidia|cud", k), k))
-    return [
-        Difference("libraries", k, pa.get(k), pb.get(k)) for k in keys if pa.get(k) != pb.get(k)
-    ]
+def _package_index(env: Env) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for source in ("pip", "conda"):
+        for item in lookup(env, f"packages.{source}") or []:
+            if isinstance(item, Mapping) and item.get("name"):
+                out[f"{source}: {item['name']}"] = str(item.get("version"))
+    return out
 
 
-def _gpus(env_a: Mapping[str, Any], env_b: Mapping[str, Any]) -> list[Difference]:
-    def describe(env: Mapping[str, Any]) -> list[str]:
-        return [
-            f"{g.get('name', '?')} (cc {g.get('compute_capability', '?')})"
-            for g in env.get("gpus") or []
-            if isinstance(g, Mapping)
-        ]
+def _stack_first(key: str) -> tuple[bool, str]:
+    return (not re.search(r"torch|nvidia|cud|triton", key), key)
 
-    ga, gb = describe(env_a), describe(env_b)
-    return [Difference("hardware", "GPUs", ga, gb)] if ga != gb else []
+
+def _packages(env_a: Env, env_b: Env) -> list[Difference]:
+    """Packages in both with other versions one by one (torch and nvidia-* first); packages
+    on one side only as one row, so forty CUDA wheels do not bury the rest."""
+    pa, pb = _package_index(env_a), _package_index(env_b)
+    both = sorted(set(pa) & set(pb), key=_stack_first)
+    out = [Difference("libraries", k, pa[k], pb[k]) for k in both if pa[k] != pb[k]]
+    only_a = [_pin(k, pa[k]) for k in sorted(set(pa) - set(pb), key=_stack_first)]
+    only_b = [_pin(k, pb[k]) for k in sorted(set(pb) - set(pa), key=_stack_first)]
+    if only_a or only_b:
+        out.append(Difference("libraries", "packages on one side only", only_a, only_b))
+    return out
+
+
+def _pin(key: str, version: str) -> str:
+    return f"{key.removeprefix('pip: ')}=={version}"
 
 
 def _findings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
@@ -164,20 +252,23 @@ def _wizard(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     return [Difference("wizard", k, wa.get(k), wb.get(k)) for k in keys if wa.get(k) != wb.get(k)]
 
 
-def _rest(env_a: Mapping[str, Any], env_b: Mapping[str, Any], seen: set[str]) -> list[Difference]:
+def _rest(env_a: Env, env_b: Env, skip: tuple[str, ...]) -> list[Difference]:
     fa, fb = dict(_leaves(env_a)), dict(_leaves(env_b))
-    skip = (*_SKIP_SECTIONS, *seen)
     out = []
     for key in sorted(set(fa) | set(fb)):
         if key.startswith(skip) or _NOISE.search(key.rsplit(".", 1)[-1]):
             continue
-        if fa.get(key) != fb.get(key):
+        if fa.get(key) != fb.get(key) and (fa.get(key), fb.get(key)) not in _EMPTY_PAIRS:
             out.append(Difference("other", key, fa.get(key), fb.get(key)))
     return out
 
 
+# An empty list or map on one side and nothing on the other say the same thing.
+_EMPTY_PAIRS: tuple[tuple[Any, Any], ...] = ((None, []), ([], None), (None, "{}"), ("{}", None))
+
+
 def _leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(obj, Mapping):
+    if isinstance(obj, Mapping) and obj:
         for k, v in obj.items():
             yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
     elif isinstance(obj, list) and obj and all(isinstance(v, Mapping) for v in obj):
@@ -188,15 +279,56 @@ def _leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield prefix, _norm(obj)
 
 
-def render_diff(diffs: list[Difference], a_name: str = "A", b_name: str = "B") -> str:
-    """The differences as a plain-text table, grouped by category, most relevant first."""
+def _show(value: Any, d: Difference) -> str:
+    """A value for the text table: lists joined, long text cut, absence in words."""
+    if value is None:
+        package = d.field.startswith(("pip: ", "conda: "))
+        return "not installed" if package else _ABSENT.get(d.category, "—")
+    if isinstance(value, list):
+        more = len(value) - _MAX_ITEMS
+        text = ", ".join(str(v) for v in value[:_MAX_ITEMS]) if value else "none"
+        return text + (f" and {more} more" if more > 0 else "")
+    text = " ".join(fmt(value).split())
+    if len(text) > _MAX_VALUE:
+        text = f"{text[:_MAX_VALUE]}… ({len(text) - _MAX_VALUE:,} more characters)"
+    return text
+
+
+def render_diff(
+    diffs: list[Difference],
+    a_name: str = "A",
+    b_name: str = "B",
+    headlines: tuple[str, str] | None = None,
+) -> str:
+    """The differences as plain text grouped by category, most relevant first; `headlines`
+    (each report's one-line summary) head the list."""
+    width = max(len(a_name), len(b_name)) + 1
+    lines = []
+    if headlines:
+        lines += [
+            f"{a_name + ':':<{width}} {headlines[0]}",
+            f"{b_name + ':':<{width}} {headlines[1]}",
+        ]
+        lines.append("")
     if not diffs:
-        return f"No differences that matter between {a_name} and {b_name}.\n"
-    lines = [f"{len(diffs)} differences, most relevant first ({a_name} → {b_name}):"]
+        return (
+            "\n".join([*lines, f"No differences that matter between {a_name} and {b_name}."]) + "\n"
+        )
+    count = f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''}"
+    lines.append(f"{count} between {a_name} and {b_name}, most relevant first:")
     current = None
     for d in diffs:
         if d.category != current:
             current = d.category
             lines.append(f"\n[{current}]")
-        lines.append(f"  {d.field}:\n    {a_name}: {fmt(d.a)}\n    {b_name}: {fmt(d.b)}")
+        lines.append(f"  {d.field}")
+        for name, value in ((a_name, d.a), (b_name, d.b)):
+            wrapped = textwrap.wrap(
+                _show(value, d),
+                _WRAP,
+                initial_indent=f"    {name + ':':<{width}} ",
+                subsequent_indent=" " * (width + 5),
+                break_on_hyphens=False,
+            )
+            lines += wrapped
     return "\n".join(lines) + "\n"

@@ -299,8 +299,10 @@ class Redactor:
             if not in_url and not m.group().lower().startswith("git@"):
                 yield 6, Hit(m.start(), m.end(), "email", m.group())
         low = (key or "").lower()
-        if low.endswith("version") or low in _VERSION_KEYS:
-            return  # version fields hold dotted numbers, never addresses
+        # version fields hold dotted numbers, never addresses; so do torch's pins
+        # ("declared", {"nvidia-cudnn-cu13": "9.19.0.56"}: pip names are lower-case with "-")
+        if low.endswith("version") or low in _VERSION_KEYS or _is_version_key(low):
+            return
         for m in pat.IPV4.finditer(text):
             if _is_ipv4_address(text, m):
                 yield 7, Hit(m.start(), m.end(), "ipv4", m.group())
@@ -330,6 +332,10 @@ class Redactor:
             pos = hit.end
         out.append(text[pos:])
         return "".join(out), spans
+
+
+def _is_version_key(low: str) -> bool:
+    return low.startswith("declared") or low.startswith("nvidia-")
 
 
 def _resolve(cands: list[tuple[int, Hit]]) -> list[Hit]:

@@ -134,8 +134,11 @@ def test_report_diff_of_two_saved_reports(tmp_path: Path, recorded: Any) -> None
     )
     result = _cli("diff", str(here), str(there))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[2] == "[versions]"
-    assert "here.json → there.json" in result.stdout
+    lines = result.stdout.splitlines()
+    # each report's one-line summary first, then the count, then the versions
+    assert lines[0].startswith("here.json:  ") and lines[1].startswith("there.json: error: ")
+    assert "between here.json and there.json, most relevant first" in lines[3]
+    assert lines[5] == "[versions]"
     as_json = json.loads(_cli("diff", str(here), str(there), "--json").stdout)
     first = as_json["differences"][0]
     assert first["category"] == "versions" and first["rank"] == 0
