@@ -30,10 +30,14 @@ def main() -> int:
     args = parser.parse_args()
     rounds = []
     with Worker(python=args.python) as worker:
-        for _ in range(args.rounds):
-            result = worker.run(
-                STEP, "compare", {"budget_s": args.budget, "threads": args.threads}, 600
-            )
+        for index in range(args.rounds):
+            # the second timer of a pair meets a hotter GPU: alternate which one goes first
+            params = {
+                "budget_s": args.budget,
+                "threads": args.threads,
+                "timer_first": index % 2 == 1,
+            }
+            result = worker.run(STEP, "compare", params, 600)
             if not result.ok or result.value is None:
                 print(f"comparison failed: {result.error}", file=sys.stderr)
                 return 1
@@ -44,14 +48,16 @@ def main() -> int:
         f"Timer: torch.utils.benchmark blocked_autorange(min_run_time={args.budget})"
     )
     print(
-        f"{'operation':<32} {'round':>5} {'harness ms':>11} {'p10-p90 ms':>19} "
-        f"{'Timer ms':>10} {'ratio':>6}"
+        f"{'operation':<32} {'round':>5} {'first':>7} {'harness ms':>11} {'p10-p90 ms':>19} "
+        f"{'calls/sample':>12} {'Timer ms':>10} {'ratio':>6}"
     )
     for index, value in enumerate(rounds, 1):
+        first = "Timer" if value.get("timer_first") else "harness"
         for row in value["rows"]:
             spread = f"{row['harness_p10_ms']:.4f}-{row['harness_p90_ms']:.4f}"
             print(
-                f"{row['op']:<32} {index:>5} {row['harness_ms']:>11.4f} {spread:>19} "
+                f"{row['op']:<32} {index:>5} {first:>7} {row['harness_ms']:>11.4f} "
+                f"{spread:>19} {row.get('calls_per_sample', 1):>12} "
                 f"{row['timer_ms']:>10.4f} {row['ratio']:>6.3f}"
             )
     ops = [row["op"] for row in rounds[0]["rows"]]
@@ -60,6 +66,8 @@ def main() -> int:
         for op in ops
     }
     print("median ratio over rounds: " + ", ".join(f"{k}: {v:.3f}" for k, v in medians.items()))
+    within = all(abs(v - 1) <= 0.05 for v in medians.values())
+    print(f"every median ratio within 5%: {'yes' if within else 'NO'}")
     print(f"load average during the run: {rounds[-1].get('load_average')}")
     if args.json:
         args.json.write_text(json.dumps(rounds, indent=2))

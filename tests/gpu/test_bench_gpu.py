@@ -4,6 +4,7 @@ rotation beyond L2, and a quick LSTM sweep that really runs cuDNN."""
 from __future__ import annotations
 
 import importlib.util
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +32,23 @@ pytestmark = [
 
 
 def test_harness_agrees_with_torch_benchmark_within_5_percent() -> None:
-    """Every op within 5% on at least one of two tries (a second try absorbs a clock ramp)."""
+    """Every op's median harness/Timer ratio over three rounds within 5%; the order of the
+    two timers alternates between rounds so clock drift under load favours neither."""
     ratios: dict[str, list[float]] = {}
     with Worker() as worker:
-        for _attempt in range(2):
-            result = worker.run(STEPS / "agreement.py", "compare", {"budget_s": 0.5}, 300)
+        for round_ in range(3):
+            params = {"budget_s": 0.4, "timer_first": round_ % 2 == 1}
+            result = worker.run(STEPS / "agreement.py", "compare", params, 300)
             assert result.ok, result.error
             assert result.value is not None and result.value["timer"] == "cuda_event"
             for row in result.value["rows"]:
                 ratios.setdefault(row["op"], []).append(row["ratio"])
-            if all(any(abs(r - 1) <= 0.05 for r in rs) for rs in ratios.values()):
-                break
+                # a short call is timed in blocks of about 1 ms of back-to-back calls
+                if row["harness_ms"] < 0.5:
+                    assert row["calls_per_sample"] * row["harness_ms"] >= 0.8, row
     assert len(ratios) == 4
-    for op, rs in ratios.items():
-        assert any(abs(r - 1) <= 0.05 for r in rs), f"{op}: harness/Timer ratios {rs}"
+    medians = {op: statistics.median(rs) for op, rs in ratios.items()}
+    assert all(abs(m - 1) <= 0.05 for m in medians.values()), f"harness/Timer ratios {ratios}"
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ Standard library and torch only: the worker loads this file by path in the targe
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import platform
 import statistics
@@ -21,6 +22,10 @@ import torch
 # repeated runs over one buffer would measure the cache instead of memory.
 ROTATION_TARGET_BYTES = 64 * 2**20
 MAX_BUFFERS = 16
+# Calls shorter than this are timed in blocks of back-to-back calls between two timestamps,
+# so the cost of a timestamp and the first launch's latency are shared by the whole block.
+BLOCK_TARGET_S = 1e-3
+MAX_CALLS_PER_SAMPLE = 1000
 
 DTYPES = {
     "fp32": torch.float32,
@@ -116,27 +121,71 @@ def summarize(times_ms: Sequence[float]) -> dict[str, float]:
     }
 
 
-def _timed_loop(
-    fn: Callable[[Any], Any], inputs: Sequence[Any], device: torch.device, repeats: int, start: int
+class _Clock:
+    """Timestamps at block boundaries: CUDA events on a GPU, the wall clock on the CPU.
+
+    Boundaries are shared (one block's end is the next one's start), so the samples add up to
+    the elapsed time and nothing between calls escapes the measurement.
+    """
+
+    def __init__(self, device: torch.device, marks: int) -> None:
+        self.cuda = device.type == "cuda"
+        self.events = (
+            [torch.cuda.Event(enable_timing=True) for _ in range(marks)] if self.cuda else []
+        )
+        self.walls = [0.0] * marks
+
+    def mark(self, index: int) -> None:
+        """Record boundary `index` (queued on the stream on a GPU, read at once on the CPU)."""
+        if self.cuda:
+            self.events[index].record()
+        else:
+            self.walls[index] = time.perf_counter()
+
+    def elapsed_ms(self, a: int, b: int) -> float:
+        """Milliseconds between boundaries `a` and `b` (after the device was synchronized)."""
+        if self.cuda:
+            return float(self.events[a].elapsed_time(self.events[b]))
+        return (self.walls[b] - self.walls[a]) * 1000.0
+
+
+def _timed_blocks(
+    fn: Callable[[Any], Any],
+    inputs: Sequence[Any],
+    device: torch.device,
+    *,
+    samples: int,
+    per_sample: int,
+    start: int,
 ) -> list[float]:
-    """Per-repeat times in ms: CUDA events on a GPU, the wall clock on the CPU."""
+    """Per-call time in ms of each of `samples` blocks of `per_sample` consecutive calls.
+
+    Inputs keep rotating across blocks. With one call per block this is per-call timing.
+    """
     count = len(inputs)
-    if device.type == "cuda":
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-        sync(device)
-        for i in range(repeats):
-            starts[i].record()
-            fn(inputs[(start + i) % count])
-            ends[i].record()
-        sync(device)
-        return [starts[i].elapsed_time(ends[i]) for i in range(repeats)]
-    times = []
-    for i in range(repeats):
-        t0 = time.perf_counter()
-        fn(inputs[(start + i) % count])
-        times.append((time.perf_counter() - t0) * 1000.0)
-    return times
+    clock = _Clock(device, samples + 1)
+    call = start
+    sync(device)
+    clock.mark(0)
+    for index in range(1, samples + 1):
+        for _ in range(per_sample):
+            fn(inputs[call % count])
+            call += 1
+        clock.mark(index)
+    sync(device)
+    return [clock.elapsed_ms(i - 1, i) / per_sample for i in range(1, samples + 1)]
+
+
+def _run_calls(
+    fn: Callable[[Any], Any], inputs: Sequence[Any], device: torch.device, calls: int, start: int
+) -> float:
+    """Seconds of wall clock for `calls` back-to-back rotated calls, device work included."""
+    sync(device)
+    t0 = time.perf_counter()
+    for i in range(calls):
+        fn(inputs[(start + i) % len(inputs)])
+    sync(device)
+    return time.perf_counter() - t0
 
 
 def _warm_up(
@@ -151,14 +200,39 @@ def _warm_up(
     thread-pool and clock ramp-up)."""
     calls, fastest = 0, 1.0
     started = time.perf_counter()
-    while calls < max(warmup, 1) or (time.perf_counter() - started < warmup_s and calls < 1000):
-        sync(device)
-        t0 = time.perf_counter()
-        fn(inputs[calls % len(inputs)])
-        sync(device)
-        fastest = min(fastest, max(time.perf_counter() - t0, 1e-6))
+    while calls < max(warmup, 1):
+        fastest = min(fastest, max(_run_calls(fn, inputs, device, 1, calls), 1e-6))
         calls += 1
+    # the rest back to back, as the timed loop runs: GPU clocks and power settle under load
+    while time.perf_counter() - started < warmup_s:
+        burst = max(1, int(0.01 / fastest))
+        _run_calls(fn, inputs, device, burst, calls)
+        calls += burst
     return calls, fastest
+
+
+def _calls_per_sample(
+    fn: Callable[[Any], Any],
+    inputs: Sequence[Any],
+    device: torch.device,
+    *,
+    estimate_s: float,
+    start: int,
+    block_s: float,
+) -> tuple[int, float, int]:
+    """(calls per timed sample, seconds per call, calls spent finding out).
+
+    A call shorter than `block_s` is timed in blocks of calls: for a kernel of tens of
+    microseconds, timestamps around every call measure launch latency and the gaps in which
+    the GPU waits for the CPU, not the call. The warm-up estimate includes a synchronization
+    per call, so one trial block measures the back-to-back rate before the block is sized.
+    """
+    if estimate_s >= block_s:
+        return 1, estimate_s, 0
+    trial = min(MAX_CALLS_PER_SAMPLE, math.ceil(block_s / estimate_s))
+    per_call = max(_run_calls(fn, inputs, device, trial, start) / trial, 1e-7)
+    per_sample = max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(block_s / per_call)))
+    return per_sample, per_call, trial
 
 
 def measure(
@@ -171,18 +245,26 @@ def measure(
     warmup_s: float = 0.0,
     min_repeats: int = 10,
     max_repeats: int = 200,
+    block_s: float = BLOCK_TARGET_S,
 ) -> dict[str, Any]:
-    """Time `fn(inputs[i])`, rotating over `inputs`, after warm-up; about `budget_s` of repeats.
+    """Time `fn(inputs[i])`, rotating over `inputs`, after warm-up; about `budget_s` of samples.
 
-    Warm-up keeps module load, cuDNN autotuning and handle creation out of the numbers and
-    estimates the per-call time used to pick the repeat count.
+    Each sample is the mean time per call over `calls_per_sample` back-to-back calls (one call
+    when a call takes at least `block_s`); `repeats` counts samples, and the median and
+    p10/p90 are taken over samples. Warm-up keeps module load, cuDNN autotuning and handle
+    creation out of the numbers.
     """
     calls, estimate_s = _warm_up(fn, inputs, device, warmup, warmup_s)
-    repeats = int(max(min_repeats, min(max_repeats, budget_s / estimate_s)))
-    times = _timed_loop(fn, inputs, device, repeats, start=calls)
+    per_sample, per_call, trial = _calls_per_sample(
+        fn, inputs, device, estimate_s=estimate_s, start=calls, block_s=block_s
+    )
+    calls += trial
+    repeats = int(max(min_repeats, min(max_repeats, budget_s / (per_sample * per_call))))
+    times = _timed_blocks(fn, inputs, device, samples=repeats, per_sample=per_sample, start=calls)
     result: dict[str, Any] = summarize(times)
     result.update(
         repeats=repeats,
+        calls_per_sample=per_sample,
         warmup=calls,
         buffers=len(inputs),
         rotation_bytes=sum(tensor_bytes(item) for item in inputs),

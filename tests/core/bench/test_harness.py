@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import time
 
 import torch
 
@@ -49,15 +50,50 @@ def test_measure_rotates_over_every_buffer_and_reports_consistent_stats() -> Non
         seen.append(id(x))
         return x @ x
 
-    result = harness.measure(fn, inputs, CPU, budget_s=0.05, warmup=2, min_repeats=12)
+    result = harness.measure(fn, inputs, CPU, budget_s=0.05, warmup=5, min_repeats=12)
     assert result["timer"] == "perf_counter"
     assert result["repeats"] >= 12 and result["buffers"] == 5
     assert 0 < result["p10_ms"] <= result["median_ms"] <= result["p90_ms"]
     assert result["rotation_bytes"] == 5 * 64 * 64 * 4
+    # a 64x64 matmul is far shorter than a block: samples are blocks of back-to-back calls
+    assert result["calls_per_sample"] > 1
     timed = seen[result["warmup"] :]
-    assert len(timed) == result["repeats"]
+    assert len(timed) == result["repeats"] * result["calls_per_sample"]
     assert {id(x) for x in inputs} == set(timed)
     assert all(a != b for a, b in itertools.pairwise(timed))
+
+
+def _busy(seconds: float) -> None:
+    """Spin for `seconds` (sleep overshoots by tens of microseconds; spinning does not)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_short_calls_are_timed_in_blocks_and_long_calls_one_by_one() -> None:
+    short = harness.measure(lambda _: _busy(50e-6), [0, 1], CPU, budget_s=0.05, block_s=1e-3)
+    # the trial block sizes the sample to about block_s: 1 ms / 50 us is 20 calls
+    assert 10 <= short["calls_per_sample"] <= 20
+    assert 0.05 <= short["median_ms"] < 0.2
+    long = harness.measure(lambda _: _busy(2e-3), [0, 1], CPU, budget_s=0.05, block_s=1e-3)
+    assert long["calls_per_sample"] == 1 and 10 <= long["repeats"] <= 25
+    assert 2.0 <= long["median_ms"] < 4.0
+
+
+def test_blocks_count_every_call_as_torch_utils_benchmark_does() -> None:
+    """A slow call every tenth (a hidden sync, a reallocation) is part of the cost per call:
+    blocks report the mean rate, as Timer does, where one-call samples would hide it."""
+    calls = itertools.count()
+
+    def fn(_: object) -> None:
+        _busy(2e-3 if next(calls) % 10 == 0 else 100e-6)
+
+    blocked = harness.measure(fn, [0, 1], CPU, budget_s=0.2, block_s=5e-3)
+    single = harness.measure(fn, [0, 1], CPU, budget_s=0.2, block_s=0.0)
+    assert blocked["calls_per_sample"] >= 10 and single["calls_per_sample"] == 1
+    # the rate is 0.1 ms + 1.9 ms / 10 = 0.29 ms per call; single calls mostly see 0.1 ms
+    assert single["median_ms"] < 0.15
+    assert 0.2 <= blocked["median_ms"] <= 0.45
 
 
 def test_measure_times_real_work_longer_than_trivial_work() -> None:
