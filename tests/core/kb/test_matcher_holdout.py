@@ -1,0 +1,82 @@
+"""Matcher accuracy on the held-out set of real error output (tests/data/matcher_holdout).
+
+The held-out set was collected after the matcher was tuned on the dev set and shares no source
+with it, so it estimates how the signatures do on error text nobody fitted them to.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.kb import KnowledgeBase, match, open_kb
+
+HOLDOUT = Path(__file__).resolve().parents[2] / "data" / "matcher_holdout"
+DEVSET = Path(__file__).resolve().parents[2] / "data" / "matcher"
+
+
+def load_cases(root: Path) -> list[dict[str, str]]:
+    """The manifest of a labelled set: file, expected id ("" for a negative), source, url."""
+    with (root / "cases.toml").open("rb") as handle:
+        return list(tomllib.load(handle)["case"])
+
+
+@pytest.fixture(scope="module")
+def bundled_kb() -> Iterator[KnowledgeBase]:
+    """The bundled KB, built from resources/kb if needed."""
+    with open_kb() as kb:
+        yield kb
+
+
+def test_holdout_is_large_cited_and_separate_from_the_devset() -> None:
+    cases = load_cases(HOLDOUT)
+    positives = [c for c in cases if c["expected"]]
+    assert len(positives) >= 40
+    assert len(cases) - len(positives) >= 8
+    dev = load_cases(DEVSET)
+    dev_sources = {c["source"] for c in dev}
+    dev_texts = {(DEVSET / c["file"]).read_text(encoding="utf-8").strip() for c in dev}
+    for case in cases:
+        path = HOLDOUT / case["file"]
+        assert path.is_file(), case["file"]
+        assert case["source"] and case["url"].startswith("https://github.com/"), case
+        assert case["source"] not in dev_sources, case["source"]
+        assert path.read_text(encoding="utf-8").strip() not in dev_texts, case["file"]
+
+
+def test_holdout_covers_every_family_it_labels(bundled_kb: KnowledgeBase) -> None:
+    """Every expected id is a real KB entry (a renamed entry must not silently drop cases)."""
+    known = set(bundled_kb.ids())
+    missing = {c["expected"] for c in load_cases(HOLDOUT) if c["expected"]} - known
+    assert missing == set()
+
+
+def test_holdout_accuracy(bundled_kb: KnowledgeBase) -> None:
+    """Top-1 >= 90 %, top-3 >= 97 %, no confident match on negatives; prints the table."""
+    rows, top1, top3, positives, false_alarms = [], 0, 0, 0, []
+    for case in load_cases(HOLDOUT):
+        text = (HOLDOUT / case["file"]).read_text(encoding="utf-8")
+        report = match(text, bundled_kb, top=3)
+        got = [m.id for m in report.matches if m.confident]
+        expected = case["expected"]
+        if expected:
+            positives += 1
+            top1 += bool(got[:1] == [expected])
+            top3 += expected in got[:3]
+            verdict = "ok" if got[:1] == [expected] else "top3" if expected in got else "MISS"
+        else:
+            verdict = "ok" if not got else "FALSE ALARM"
+            if got:
+                false_alarms.append(case["file"])
+        best = (
+            f"{report.matches[0].id} {report.matches[0].confidence:.2f}" if report.matches else "-"
+        )
+        rows.append(f"{verdict:<11} {case['file']:<48} want {expected or '(none)':<38} got {best}")
+    print("\n".join(["", *rows]))
+    print(f"top-1 {top1}/{positives}  top-3 {top3}/{positives}  false alarms {len(false_alarms)}")
+    assert top1 / positives >= 0.90
+    assert top3 / positives >= 0.97
+    assert false_alarms == []
