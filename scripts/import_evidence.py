@@ -64,8 +64,8 @@ def _environment(env: dict[str, Any]) -> dict[str, Any]:
 def compact(run: dict[str, Any]) -> dict[str, Any]:
     """The evidence record for one wizard run (see the module docstring)."""
     steps = []
-    for step in run.get("steps") or []:
-        step = {k: v for k, v in step.items() if k not in _STEP_DROP}
+    for raw in run.get("steps") or []:
+        step = {k: v for k, v in raw.items() if k not in _STEP_DROP}
         detail = step.get("error_detail")
         if isinstance(detail, dict):  # the traceback's last frames are enough to place the error
             tb = (detail.get("traceback") or "").splitlines()

@@ -105,8 +105,14 @@ def _m2_search(db: Database) -> None:
     db.table("entries").create_index(["category"])
 
 
+def _m3_runs(db: Database) -> None:
+    """Workarounds and dead ends name the evidence records (wizard runs) behind their verdict."""
+    for name in ("workarounds", "dead_ends"):
+        db.table(name).add_column("runs", str, not_null_default="[]")
+
+
 # Ordered migrations: user_version N means the first N have been applied.
-MIGRATIONS: tuple[Callable[[Database], None], ...] = (_m1_tables, _m2_search)
+MIGRATIONS: tuple[Callable[[Database], None], ...] = (_m1_tables, _m2_search, _m3_runs)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -205,6 +211,7 @@ def _workaround_row(entry_id: str, position: int, item: Workaround) -> dict[str,
         "evidence": json.dumps(list(item.evidence)),
         "step": item.step,
         "notes": item.notes,
+        "runs": json.dumps(list(item.runs)),
     }
 
 

@@ -58,7 +58,7 @@ def load_dir(root: Path, scenario_ids: Collection[str] | None = None) -> LoadRes
     known = {entry.id for entry in result.entries} | _ids_of_bad_files(root, result)
     good = []
     for entry in result.entries:
-        problem = _link_problem(entry, known, scenario_ids)
+        problem = _link_problem(entry, known, scenario_ids) or _run_problem(entry, root.parent)
         if problem:
             result.errors.append(f"{labels[entry.id]}: {problem}")
         else:
@@ -85,6 +85,18 @@ def _link_problem(entry: Entry, known: set[str], scenario_ids: Collection[str] |
                 return f"field '{name}[{i}]': an entry cannot point at itself"
     if entry.scenario and scenario_ids is not None and entry.scenario not in scenario_ids:
         return f"field 'scenario': {entry.scenario!r} is not a registered wizard scenario"
+    return ""
+
+
+def _run_problem(entry: Entry, resources: Path) -> str:
+    """The first evidence record that a workaround or dead end names but that is missing, or ''."""
+    for name in ("workarounds", "dead_ends"):
+        for i, item in enumerate(getattr(entry, name)):
+            for j, run in enumerate(item.runs):
+                if not (resources / run).is_file():
+                    return (
+                        f"field '{name}[{i}].runs[{j}]': no evidence record {run!r} in {resources}"
+                    )
     return ""
 
 

@@ -23,7 +23,16 @@ WIDTH = 96
 
 
 def _wrap(text: str, indent: str = "  ") -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent) or [indent]
+    # Never split ids, paths or file names at their hyphens: users copy them.
+    lines = textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+    return lines or [indent]
 
 
 def _workaround_lines(index: int, item: Workaround) -> list[str]:
@@ -34,6 +43,10 @@ def _workaround_lines(index: int, item: Workaround) -> list[str]:
         lines += _wrap(f"claimed: {item.claimed_success} (by {item.claim_source})", "     ")
     for evidence in item.evidence:
         lines += _wrap(f"- {evidence}", "     ")
+    if item.runs:
+        records = ", ".join(f"resources/{run}" for run in item.runs)
+        step = f" (wizard step {item.step})" if item.step else ""
+        lines += _wrap(f"measured{step}: {records}", "     ")
     if item.notes:
         lines += _wrap(item.notes, "     ")
     return lines

@@ -66,8 +66,11 @@ _WORKAROUND_FIELDS: dict[str, type] = {
     "verdict": str,
     "evidence": list,
     "step": str,
+    "runs": list,
     "notes": str,
 }
+# An evidence record under resources/: a wizard run's JSON (resources/evidence/README.md).
+RUN_PATH = re.compile(r"evidence/[A-Za-z0-9_.-]+\.json")
 _CLAIM_FIELDS: dict[str, type] = {
     "claim": str,
     "claimed_success": str,
@@ -89,6 +92,7 @@ class Workaround:
     evidence: tuple[str, ...] = ()
     step: str = ""
     notes: str = ""
+    runs: tuple[str, ...] = ()  # evidence records (paths under resources/) that measured `step`
 
 
 @dataclass(frozen=True)
@@ -304,8 +308,30 @@ def _workarounds(check: _Checker, items: list[Any], field: str) -> tuple[Workaro
             raise check.fail(prefix + "claim_source", "is required when claimed_success is given")
         for name in ("title", "notes"):
             check.no_percent(prefix + name, item.get(name, ""))
-        result.append(Workaround(**{**item, "evidence": tuple(item.get("evidence", []))}))
+        _check_runs(check, prefix, item)
+        result.append(
+            Workaround(
+                **{
+                    **item,
+                    "evidence": tuple(item.get("evidence", [])),
+                    "runs": tuple(item.get("runs", [])),
+                }
+            )
+        )
     return tuple(result)
+
+
+def _check_runs(check: _Checker, prefix: str, item: dict[str, Any]) -> None:
+    """Run records are `evidence/<name>.json` and belong to a wizard step."""
+    runs = item.get("runs", [])
+    for i, run in enumerate(runs):
+        if not RUN_PATH.fullmatch(run):
+            raise check.fail(
+                f"{prefix}runs[{i}]",
+                f"must be 'evidence/<name>.json' under resources/ (got {run!r})",
+            )
+    if runs and not item.get("step", "").strip():
+        raise check.fail(prefix + "step", "is required when runs are given (the measured step)")
 
 
 def _seed_claims(check: _Checker, items: list[Any]) -> tuple[SeedClaim, ...]:

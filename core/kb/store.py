@@ -247,6 +247,7 @@ def _workaround(row: sqlite3.Row) -> Workaround:
         evidence=tuple(json.loads(row["evidence"])),
         step=row["step"],
         notes=row["notes"],
+        runs=tuple(json.loads(row["runs"])),
     )
 
 
