@@ -87,14 +87,6 @@ def compact(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _false_positive(kind: str, path: tuple[str | int, ...]) -> bool:
-    """Known redactor false positives: 4-part package versions read as IPv4 addresses, and the
-    scenario's error regex under a key named `signature` read as a secret."""
-    if kind == "ipv4" and any("declared" in str(part) for part in path):
-        return True
-    return kind == "env-secret" and path == ("scenario", "signature")
-
-
 def write_record(src: Path, dest_dir: Path, overwrite: bool = True) -> Path | None:
     """Write the record for `src`; None when it exists and `overwrite` is off."""
     run = json.loads(src.read_text(encoding="utf-8"))
@@ -102,7 +94,6 @@ def write_record(src: Path, dest_dir: Path, overwrite: bool = True) -> Path | No
     gpus = run.get("environment", {}).get("gpus") or []
     known = Secrets(gpu_uuids={g["uuid"] for g in gpus if g.get("uuid")})
     _, hits = redact_report(record, known)
-    hits = [h for h in hits if not _false_positive(h.kind, h.path)]
     if hits:
         found = ", ".join(f"{h.kind} at {'/'.join(map(str, h.path))}" for h in hits)
         raise SystemExit(f"{src}: refusing to write, identifying values left: {found}")

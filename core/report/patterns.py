@@ -108,7 +108,10 @@ SECRET_NAME_PARTS = frozenset(
 )
 SECRET_NAME_SUFFIXES = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIALS")
 # Environment variables whose names look secret-like but hold ordinary paths or switches.
-NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD", "KEYTIMEOUT", "TOKENIZERS_PARALLELISM"})
+# A bare `signature` is a KB regex in our own models; AWS_SIGNATURE and the like stay secret.
+NOT_SECRET_NAMES = frozenset(
+    {"PWD", "OLDPWD", "KEYTIMEOUT", "TOKENIZERS_PARALLELISM", "SIGNATURE", "SIGNATURES"}
+)
 TRIVIAL_VALUES = frozenset(
     {"", "0", "1", "true", "false", "yes", "no", "on", "off", "none", "null", "nil", "unset"}
 )

@@ -363,7 +363,7 @@ def _is_ipv4_address(text: str, m: re.Match[str]) -> bool:
     word = word_m.group() if word_m else ""
     if not word or pat.NETWORK_WORDS.search(word):
         return True
-    if pat.VERSION_WORDS.search(word):
+    if pat.VERSION_WORDS.search(word) or _is_version_key(word.lower()):
         return False
     # "name-cu13 9.1.0.5" (a package list) reads as a version; a plain English word does not.
     return not (seps.strip() == "" and any(c in word for c in "-_0123456789"))

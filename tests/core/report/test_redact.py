@@ -284,3 +284,14 @@ def test_fuzz_never_crashes_never_leaks_is_idempotent(chunks: list[object]) -> N
         assert secret not in once
     twice, spans = Redactor(Secrets()).redact_text(once)
     assert twice == once, [s[2].kind for s in spans]
+
+
+def test_versions_in_json_text_and_kb_signatures_survive() -> None:
+    """A JSON dump of torch's pinned cuDNN and a KB signature field are not secrets or IPs."""
+    r = Redactor(Secrets())
+    pinned = '{"declared": "9.19.0.56", "nvidia-cudnn-cu13": "9.19.0.56"}'
+    assert r.redact_text(pinned)[0] == pinned
+    assert not is_secret_name("signature")
+    assert is_secret_name("AWS_SIGNATURE")
+    address = '{"master_addr": "10.1.2.3"}'
+    assert "10.1.2.3" not in r.redact_text(address)[0]
