@@ -88,6 +88,13 @@ def _declared_cudnn(declared: dict[str, str]) -> str | None:
     return next((v for k, v in declared.items() if k.startswith("nvidia-cudnn")), None)
 
 
+def _flag(value: Any) -> bool | None:
+    """A build flag as a bool; older probes recorded version.py's text ("False")."""
+    if isinstance(value, bool) or value is None:
+        return value
+    return {"true": True, "false": False}.get(str(value).lower())
+
+
 def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
     """torch from installed files (quick) overlaid with what the import said (deep)."""
     q = quick.get("torch") or {}
@@ -97,6 +104,7 @@ def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
         version=q.get("version") or q.get("dist_version"),
         cuda=q.get("cuda"),
         hip=q.get("hip"),
+        debug=_flag(q.get("debug")),
         location=q.get("location"),
         declared=declared,
         declared_cudnn=_declared_cudnn(declared),
@@ -119,6 +127,8 @@ def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
     torch.device_count = d.get("device_count")
     torch.cudnn_version = decode_cudnn(d.get("cudnn_version_int"))
     torch.cudnn_enabled = d.get("cudnn_enabled")
+    torch.xnnpack = d.get("xnnpack")
+    torch.debug = _flag(d.get("debug")) if d.get("debug") is not None else torch.debug
     torch.nccl_version = d.get("nccl_version")
     for dev in d.get("devices") or []:
         torch.devices.append(
@@ -278,6 +288,7 @@ def build(
         cudnn=build_cudnn(torch, quick, loaded),
         loaded_libraries=loaded,
         toolkits=dict(quick.get("toolkits") or {}),
+        toolchain=dict(quick.get("toolchain") or {}),
         packages=dict(quick.get("packages") or {}),
         env_vars=dict(quick.get("env") or {}),
         probe=status,

@@ -115,6 +115,7 @@ class Torch:
     version: str | None = None
     cuda: str | None = None
     hip: str | None = None
+    debug: bool | None = None  # a debug build of torch (version.py; deep mode confirms)
     location: str | None = None
     declared: dict[str, str] = field(default_factory=dict)
     declared_cudnn: str | None = None
@@ -125,6 +126,7 @@ class Torch:
     device_count: int | None = None
     cudnn_version: str | None = None
     cudnn_enabled: bool | None = None
+    xnnpack: bool | None = None
     nccl_version: str | None = None
     devices: list[TorchDevice] = field(default_factory=list)
     checks: list[OpCheck] = field(default_factory=list)
@@ -199,6 +201,7 @@ class Environment:
     cudnn: Cudnn = field(default_factory=Cudnn)
     loaded_libraries: list[LoadedLibrary] = field(default_factory=list)
     toolkits: dict[str, Any] = field(default_factory=dict)
+    toolchain: dict[str, Any] = field(default_factory=dict)  # gcc/clang --version, first line
     packages: dict[str, Any] = field(default_factory=dict)
     env_vars: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] = field(default_factory=dict)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 Env = Mapping[str, Any] | None
@@ -35,14 +35,15 @@ TEMPLATE_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("pytorch", "Nvidia driver version", ("driver.version",)),
     ("pytorch", "cuDNN version", ("torch.cudnn_version", "cudnn.version")),
     ("pytorch", "Is XNNPACK available", ("torch.xnnpack",)),
-    ("pytorch", "CPU", ("cpu.model",)),
+    ("pytorch", "CPU", ("platform.cpu_model",)),
     ("pytorch", "Versions of relevant libraries", ("packages.pip", "packages.conda")),
     ("transformers", "transformers version", ("packages.pip[transformers].version",)),
     ("transformers", "Huggingface_hub version", ("packages.pip[huggingface-hub].version",)),
     ("transformers", "Safetensors version", ("packages.pip[safetensors].version",)),
     ("transformers", "Accelerate version", ("packages.pip[accelerate].version",)),
     ("transformers", "DeepSpeed version", ("packages.pip[deepspeed].version",)),
-    ("transformers", "Flax / Jax version", ("packages.pip[jax].version",)),
+    ("transformers", "Flax version", ("packages.pip[flax].version",)),
+    ("transformers", "Jax version", ("packages.pip[jax].version",)),
     ("transformers", "Tensorflow version", ("packages.pip[tensorflow].version",)),
     ("transformers", "Platform", ("platform",)),
     ("transformers", "PyTorch version (accelerator?)", ("torch.version",)),
@@ -103,9 +104,8 @@ def upstream_fields(env: Env) -> list[dict[str, Any]]:
     out = []
     for template, name, paths in TEMPLATE_FIELDS:
         value, source = first(env, paths)
-        gpus_collected = env is not None and isinstance(env.get("gpus"), list)
-        if value is None and name == "GPU models and configuration" and gpus_collected:
-            value, source = "no NVIDIA GPU found", "gpus"  # collected, and there are none
+        if value is None:
+            value, source = _collected_absence(env, name, paths)
         out.append(
             {
                 "template": template,
@@ -115,6 +115,92 @@ def upstream_fields(env: Env) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _collected_absence(env: Env, name: str, paths: Sequence[str]) -> tuple[Any, str | None]:
+    """What an empty answer means where the probe did look: no GPU, not installed, not on PATH.
+
+    (None, None) where the environment never looked (an older probe, a deep-only field in
+    quick mode): that stays "not collected".
+    """
+    if env is None:
+        return None, None
+    path = paths[0]
+    pip = re.fullmatch(r"packages\.pip\[([\w.-]+)\]\.version", path)
+    if pip and isinstance(lookup(env, "packages.pip"), list):
+        return "not installed", "packages.pip"
+    tool = re.fullmatch(r"toolchain\.(\w+)", path)
+    toolchain = env.get("toolchain")
+    if tool and isinstance(toolchain, Mapping) and tool.group(1) in toolchain:
+        return "not found on PATH", path
+    rule = _ABSENT_RULES.get(name)
+    value = rule(env) if rule else None
+    return (value, path) if value is not None else (None, None)
+
+
+def _no_torch(env: Env) -> bool:
+    """The quick probe's torch section ran and found no torch package."""
+    ran = "torch" not in (lookup(env, "probe.quick_errors") or {})
+    return ran and lookup(env, "torch.installed") is False
+
+
+def _built(env: Env) -> bool:
+    return bool(lookup(env, "torch.installed") and lookup(env, "torch.version"))
+
+
+def _imported(env: Env) -> bool:
+    return lookup(env, "torch.imported") is True
+
+
+def _no_driver(env: Env) -> str | None:
+    error = lookup(env, "driver.error")
+    return f"no driver ({error})" if error else None
+
+
+def _no_gpu(env: Env) -> str | None:
+    return "no NVIDIA GPU found" if lookup(env, "gpus") == [] else None
+
+
+def _no_cudnn(env: Env) -> str | None:
+    return "none found" if lookup(env, "cudnn.copies") == [] else None
+
+
+def _unless(test: Callable[[Env], bool], text: str) -> Callable[[Env], str | None]:
+    return lambda env: text if test(env) else None
+
+
+# Fields whose absence the probe established (it looked and found nothing), in words.
+_ABSENT_RULES: dict[str, Callable[[Env], str | None]] = {
+    "PyTorch version": _unless(_no_torch, "not installed"),
+    "PyTorch version (accelerator?)": _unless(_no_torch, "not installed"),
+    "Versions of relevant libraries": _unless(
+        lambda e: lookup(e, "packages.pip") == [], "none of the listed packages installed"
+    ),
+    "CUDA used to build PyTorch": _unless(_built, "none (not a CUDA build)"),
+    "ROCM used to build PyTorch": _unless(_built, "none"),
+    "CUDA_MODULE_LOADING set to": _unless(lambda e: lookup(e, "env_vars") is not None, "not set"),
+    "environment variables (CUDA*, CUDNN*, TORCH*, NCCL*)": _unless(
+        lambda e: lookup(e, "env_vars") == {}, "none set"
+    ),
+    "CUDA runtime version (nvcc)": _unless(
+        lambda e: lookup(e, "toolkits.toolkits") == [] and lookup(e, "toolkits.nvcc") is None,
+        "no CUDA toolkit found",
+    ),
+    "Nvidia driver version": _no_driver,
+    "driver max CUDA (NVML)": _no_driver,
+    "GPU models and configuration": _no_gpu,
+    "GPU type": _no_gpu,
+    "cuDNN version": _no_cudnn,
+    "libcudnn copies on disk": _no_cudnn,
+    "libcudnn LOADED from": _unless(_imported, "not loaded by torch"),
+    "loaded CUDA libraries (cublas, cudart, nvrtc, libcuda)": _unless(_imported, "none loaded"),
+    "torch.backends.cudnn.version()": _unless(_imported, "None (cuDNN not available to torch)"),
+    "compute capability vs torch arch list": _unless(
+        lambda e: _imported(e) and lookup(e, "torch.arch_list") == [],
+        "empty arch list (no CUDA kernels in this build)",
+    ),
+    "declared nvidia-cudnn pin vs installed": _unless(_built, "torch pins no nvidia-cudnn wheel"),
+}
 
 
 def _short(value: Any, name: str) -> Any:

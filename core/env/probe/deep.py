@@ -132,6 +132,13 @@ def device_info(torch: Any, index: int) -> dict[str, Any]:
     return info
 
 
+def _xnnpack() -> bool:
+    """torch.backends.xnnpack.enabled (a submodule `import torch` does not load)."""
+    import torch.backends.xnnpack
+
+    return bool(torch.backends.xnnpack.enabled)  # type: ignore[attr-defined]
+
+
 def torch_section(torch: Any, out: dict[str, Any]) -> None:
     """Versions, build flags, devices and the tiny ops; each guarded."""
     out["version"] = getattr(torch, "__version__", None)
@@ -147,6 +154,7 @@ def torch_section(torch: Any, out: dict[str, Any]) -> None:
         "cudnn_available": lambda: bool(torch.backends.cudnn.is_available()),
         "cudnn_version_int": lambda: torch.backends.cudnn.version(),  # noqa: PLW0108
         "cudnn_enabled": lambda: bool(torch.backends.cudnn.enabled),
+        "xnnpack": _xnnpack,
     }
     if out["cuda"]:
         guarded["nccl_version"] = lambda: ".".join(str(v) for v in torch.cuda.nccl.version())

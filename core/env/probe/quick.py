@@ -32,11 +32,17 @@ SECRET_NAME = re.compile(r"(?i)token|secret|passw|credential|auth|api|key")
 TOKEN_VALUE = re.compile(r"^(hf_|ghp_|gho_|ghs_|github_pat_|sk-|xox[abp]-|glpat-|AKIA|nvapi-)")
 URL_CREDENTIALS = re.compile(r"(\w+://)[^/\s:@]+:[^/\s@]+@")
 CUDA_VISIBLE_LIST = re.compile(r"^[\s,\-0-9]*$|^((GPU|MIG)-[0-9a-fA-F-]+,?)+$")
+# The CUDA stack and the libraries upstream bug templates ask about (PyTorch's collect_env,
+# `transformers env`); matched against normalised dist-info names.
 PACKAGE_NAMES = re.compile(
-    r"^(nvidia-.*|torch|torchvision|torchaudio|triton|pytorch-triton.*|pynvml|cuda-(python|bindings|pathfinder|core|toolkit).*|cupy.*"
-    r"|jax|jaxlib|jax-cuda.*|tensorflow.*|onnxruntime.*|xformers|flash-attn|bitsandbytes"
-    r"|deepspeed|numpy)$"
+    r"^(nvidia-.*|torch|torch[a-z]+|torch-.*|triton|pytorch-triton.*|pynvml"
+    r"|cuda-(python|bindings|pathfinder|core|toolkit).*|cupy.*"
+    r"|jax|jaxlib|jax-cuda.*|flax|tensorflow.*|onnx|onnxruntime.*|tensorrt.*"
+    r"|xformers|flash-attn.*|flashinfer.*|bitsandbytes|deepspeed|apex|mamba-ssm|causal-conv1d"
+    r"|transformers|accelerate|safetensors|huggingface-hub|tokenizers|diffusers|peft|timm"
+    r"|sentence-transformers|optimum.*|vllm|lightning|pytorch-lightning|numpy|mkl)$"
 )
+COMPILERS = ("gcc", "clang")  # `cmake --version` costs ~0.1 s, so CMake is not asked
 CUDNN_FILE = re.compile(r"^(lib)?cudnn[\w]*?(\.so(\.\d+)*|64_\d+\.dll|[\w]*\.dll)$")
 CUDNN_MAIN = re.compile(r"^(libcudnn\.so\.(\d+)|cudnn64_(\d+)\.dll)$")
 
@@ -81,7 +87,55 @@ def platform_info() -> dict[str, Any]:
         "distribution": match.group(1) if match else None,
         "libc": libc,
         "wsl": "microsoft" in release.lower(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
     }
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name from /proc/cpuinfo (or Windows' environment); no process spawned."""
+    text = ""
+    # The first processor's block is enough; the whole file costs an interrupt per CPU on
+    # some kernels (its "cpu MHz" lines), slow on a 128-core machine.
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as fh:
+        text = fh.read(8192)
+    for key in ("model name", "Model", "Hardware", "cpu model", "Processor"):
+        match = re.search(rf"^{key}\s*:\s*(.+)$", text, re.M)
+        if match and match.group(1).strip():
+            return match.group(1).strip()
+    return os.environ.get("PROCESSOR_IDENTIFIER") or None
+
+
+def start_compilers() -> dict[str, subprocess.Popen[str]]:
+    """Start `gcc --version` / `clang --version` for the compilers on PATH (run in parallel)."""
+    procs = {}
+    for name in COMPILERS:
+        exe = shutil.which(name)
+        if exe:
+            with contextlib.suppress(OSError):
+                procs[name] = subprocess.Popen(
+                    [exe, "--version"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+    return procs
+
+
+def compiler_versions(procs: dict[str, subprocess.Popen[str]]) -> dict[str, str | None]:
+    """The first line each compiler printed (what PyTorch's collect_env reports)."""
+    out: dict[str, str | None] = {name: None for name in COMPILERS}  # None: not on PATH
+    for name, proc in procs.items():
+        try:
+            text, _ = proc.communicate(timeout=10)
+        except subprocess.SubprocessError:
+            proc.kill()
+            proc.wait()
+            text = ""
+        lines = text.strip().splitlines()
+        out[name] = lines[0].strip() if proc.returncode == 0 and lines else None
+    return out
 
 
 def _site_dirs() -> list[str]:
@@ -127,6 +181,8 @@ def torch_info() -> dict[str, Any]:
         if match:
             raw = match.group(1).strip()
             info[key.strip("_")] = None if raw == "None" else raw.strip("'\"")
+    if info.get("debug") in ("True", "False"):
+        info["debug"] = info["debug"] == "True"
     site_dir = os.path.dirname(location)
     dists = sorted(glob.glob(os.path.join(site_dir, "torch-*.dist-info")))
     if dists:
@@ -421,6 +477,7 @@ def main() -> int:
         result["timings"][key] = round(time.perf_counter() - t0, 4)
         return result[key]
 
+    compilers = section("compilers", start_compilers) or {}  # they run while we read files
     section("python", python_info)
     section("platform", platform_info)
     section("env", env_vars)
@@ -433,6 +490,8 @@ def main() -> int:
     result.pop("cudnn_versions", None)
     section("toolkits", toolkits)
     section("packages", packages)
+    section("toolchain", lambda: compiler_versions(compilers))
+    result.pop("compilers", None)
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
     sys.stdout.write(json.dumps(result))
     sys.stdout.flush()

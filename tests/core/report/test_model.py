@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.report import SchemaError, build_report, redact, validate
-from core.report.fields import TEMPLATE_FIELDS
+from core.report.fields import TEMPLATE_FIELDS, upstream_fields
 from core.report.schema import SCHEMA
 
 from .conftest import ERROR_LOG
@@ -61,13 +61,15 @@ def test_every_upstream_template_field_is_present(live_env: dict[str, Any]) -> N
     py = fields[("pytorch", "Python version")]
     assert py["value"] == live_env["python"]["version"]
     assert py["source"] == "environment.python.version"
-    # what the env did not collect is said so, never guessed
-    assert fields[("pytorch", "GCC version")] == {
+    # what the env did not collect is said so, never guessed (CMake is never asked: slow)
+    assert fields[("pytorch", "CMake version")] == {
         "template": "pytorch",
-        "field": "GCC version",
+        "field": "CMake version",
         "value": None,
         "source": None,
     }
+    # quick mode never imports torch, so torch's own answers stay uncollected
+    assert fields[("pytorch", "Is CUDA available")]["value"] is None
 
 
 def test_findings_come_from_the_environment_worst_first(recorded: Any) -> None:
@@ -114,3 +116,25 @@ def test_objects_with_to_dict_are_accepted(live_env: dict[str, Any]) -> None:
     report = build_report(environment=Environment.from_dict(live_env))
     assert report["environment"]["torch"]["version"] == live_env["torch"]["version"]
     json.dumps(report)  # JSON-ready all the way down
+
+
+def test_absence_the_probe_established_is_said_in_words(recorded: Any) -> None:
+    """ "not installed" / "no driver" where the probe looked; "not collected" where it did not."""
+    bare = {f["field"]: f["value"] for f in upstream_fields(recorded("no_driver_no_torch_quick"))}
+    assert bare["Nvidia driver version"] == "no driver (LibraryNotFound)"
+    assert bare["PyTorch version"] == "not installed"
+    assert bare["transformers version"] == "not installed"
+    assert bare["GPU type"] == "no NVIDIA GPU found"
+    assert bare["Is CUDA available"] is None  # quick mode never asks torch
+    h200 = {f["field"]: f["value"] for f in upstream_fields(recorded("gpu_deep"))}
+    assert h200["Nvidia driver version"] == "580.159.04"
+    assert h200["Is debug build"] is False  # version.py's text in the recording, as a flag
+    assert h200["libcudnn LOADED from"].endswith("site-packages/nvidia/cudnn/lib")
+    assert h200["CPU"] is None  # recorded before the probe read /proc/cpuinfo
+
+
+def test_deep_mode_here_leaves_only_cmake_uncollected() -> None:
+    from core.env import detect
+
+    fields = upstream_fields(detect(deep=True).to_dict())
+    assert [f["field"] for f in fields if f["value"] is None] == ["CMake version"]
