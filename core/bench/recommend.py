@@ -282,8 +282,10 @@ def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
         if ratio:
             text = f"{advice}: {_ms(fast)} vs {_ms(slow)} ({ratio:.1f}x)"
         else:
+            # medians may differ while the spreads overlap: say so rather than "no difference"
             text = (
-                f"No measurable difference from {name} = {slow_value}: {_ms(fast)} vs {_ms(slow)}"
+                f"No clear difference from {name} = {slow_value}: {_ms(fast)} vs {_ms(slow)} "
+                "(medians; the p10-p90 spreads overlap)"
             )
         recs.append(
             Recommendation(
