@@ -24,6 +24,11 @@ MAX_GRAM_TOKEN = 256  # longer tokens (base64 blobs, junk) are not searched for 
 # Lines that carry no anchor are only worth running anchor-less signatures on if they look
 # like an error report.
 _FALLBACK_TRIGGERS = ("error", "exception", "assert", "fail", "warning")
+# Consoles and issue pastes hard-wrap long lines ("... so t" / "he stacktrace ..."), which splits
+# a signature over lines. Runs of long lines near the end are rejoined and searched again.
+WRAP_MIN_WIDTH = 60  # shorter lines were not wrapped
+WRAP_TAIL_LINES = 1000  # errors are at the end of a log
+WRAP_MAX_PARTS = 6
 
 
 @dataclass
@@ -139,6 +144,16 @@ def word_tokens(lower: str) -> set[str]:
 def find_hits(log: Log, index: SignatureIndex) -> list[Hit]:
     """Every (line, signature) pair where the signature's regex matches the line.
 
+    A signature that a hard line wrap split over consecutive long lines counts at the line
+    where it starts.
+    """
+    hits = set(_line_hits(log, index)) | set(_wrapped_hits(log, index))
+    return sorted(hits, key=lambda h: (h.line, h.sig))
+
+
+def _line_hits(log: Log, index: SignatureIndex) -> list[Hit]:
+    """Hits of signatures within single lines.
+
     Context signatures are only tried for entries whose main signatures matched: they are
     often common words and would otherwise make every log expensive.
     """
@@ -155,6 +170,54 @@ def find_hits(log: Log, index: SignatureIndex) -> list[Hit]:
         if index.sigs[i].row.kind != "signature" and index.sigs[i].row.entry_id in entries
     }
     return sorted(hits + _confirm(log, index, context), key=lambda h: (h.line, h.sig))
+
+
+def _wrap_runs(log: Log) -> list[tuple[int, int]]:
+    """[start, end) ranges of consecutive lines that may be one hard-wrapped line."""
+    runs = []
+    lines, end = log.lines, len(log.lines)
+    i = max(0, end - WRAP_TAIL_LINES)
+    while i < end - 1:
+        j = i
+        while j < end - 1 and len(lines[j]) >= WRAP_MIN_WIDTH and j - i + 1 < WRAP_MAX_PARTS:
+            j += 1
+        if j > i:
+            runs.append((i, j + 1))
+        # a run cut at WRAP_MAX_PARTS overlaps the next one by a line
+        i = j if j > i and len(lines[j]) >= WRAP_MIN_WIDTH and j < end - 1 else j + 1
+    return runs
+
+
+def _wrapped_hits(log: Log, index: SignatureIndex) -> list[Hit]:
+    """Hits of signatures that only match once wrapped lines are rejoined (with or without a
+    space where the wrap was); each counts at the line where the match starts."""
+    runs = _wrap_runs(log)
+    found: list[Hit] = []
+    for sep in ("", " "):
+        texts = [sep.join(log.lines[a:b]) for a, b in runs]
+        joined = prepare("\n".join(texts))
+        for hit in _line_hits(joined, index):
+            start, end = runs[hit.line]
+            line = _wrapped_match_line(log.lines[start:end], sep, index.sigs[hit.sig].compiled())
+            if line is not None:
+                found.append(Hit(start + line, hit.sig))
+    return found
+
+
+def _wrapped_match_line(parts: list[str], sep: str, regex: re.Pattern[str]) -> int | None:
+    """Index of the part where a match spanning a wrap starts; None if no match spans one."""
+    text = sep.join(parts)
+    bounds, at = [], 0
+    for part in parts[:-1]:
+        at += len(part)
+        bounds.append(at)
+        at += len(sep)
+    for m in regex.finditer(text):
+        first = bisect.bisect_right(bounds, m.start())
+        last = bisect.bisect_right(bounds, m.end() - 1)
+        if last > first:
+            return first
+    return None
 
 
 def _confirm(log: Log, index: SignatureIndex, candidates: dict[int, set[str]]) -> list[Hit]:

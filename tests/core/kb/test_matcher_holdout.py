@@ -80,3 +80,27 @@ def test_holdout_accuracy(bundled_kb: KnowledgeBase) -> None:
     assert top1 / positives >= 0.90
     assert top3 / positives >= 0.97
     assert false_alarms == []
+
+
+def _hard_wrap(text: str, width: int) -> str:
+    """What a console or a paste does to long lines: cut them every `width` characters."""
+    return "\n".join(
+        line[i : i + width] for line in text.split("\n") for i in range(0, max(len(line), 1), width)
+    )
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_holdout_survives_hard_wrapped_lines(bundled_kb: KnowledgeBase, width: int) -> None:
+    """Signatures cut in two by a hard wrap still match; negatives stay unmatched."""
+    misses, false_alarms = [], []
+    cases = load_cases(HOLDOUT)
+    for case in cases:
+        text = _hard_wrap((HOLDOUT / case["file"]).read_text(encoding="utf-8"), width)
+        got = [m.id for m in match(text, bundled_kb, top=3).matches if m.confident]
+        if case["expected"] and got[:1] != [case["expected"]]:
+            misses.append((case["file"], got[:1]))
+        if not case["expected"] and got:
+            false_alarms.append(case["file"])
+    positives = sum(1 for c in cases if c["expected"])
+    assert len(misses) <= positives // 10, misses
+    assert false_alarms == []
