@@ -57,6 +57,9 @@ def make_log(size: int, seed: int = 1) -> str:
 def make_big_kb(folder: Path, count: int, seed: int = 2) -> None:
     """The bundled entries plus generated ones (varied, family-style signatures): `count` in all."""
     shutil.copytree(default_kb_dir(), folder)
+    # entries cite evidence records relative to the folder above the KB
+    evidence = default_kb_dir().parent / "evidence"
+    shutil.copytree(evidence, folder.parent / "evidence", dirs_exist_ok=True)
     count -= len(load_entries(folder))
     rng = random.Random(seed)
     vocab = [
