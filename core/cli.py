@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 from core import __version__
 from core.errors import ClinicError
@@ -60,6 +60,17 @@ def _chosen(argv: Sequence[str], names: Sequence[str]) -> str | None:
     return None
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse with usage errors as one `cuda-clinic: error: ...` line, like every other
+    error (sub-command parsers inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print one line naming the command and where its usage is, exit 2."""
+        command = self.prog.removeprefix(PROG).strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"{PROG}: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser(
     argv: Sequence[str] | None = None, extra: Mapping[str, Command] | None = None
 ) -> argparse.ArgumentParser:
@@ -69,7 +80,7 @@ def build_parser(
     `extra` adds commands defined outside core (the GUI's `gui`).
     """
     extra = dict(extra or {})
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog=PROG,
         description="Diagnose cuDNN/CUDA problems in PyTorch environments.",
         epilog="Exit codes: 0 success, 1 a check found an error or a command failed, "

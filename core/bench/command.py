@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.errors import UsageError
+
 HELP = "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs"
 
 
@@ -56,14 +58,29 @@ def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
         return []
     from core.bench.charts import render_svg
 
-    directory.mkdir(parents=True, exist_ok=True)
+    check_charts_dir(directory)
     written = []
     for chart in charts:
         for theme in ("light", "dark"):
             path = directory / f"{chart.id}-{theme}.svg"
-            path.write_text(render_svg(chart, theme), encoding="utf-8")
+            try:
+                path.write_text(render_svg(chart, theme), encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
             written.append(path)
     return written
+
+
+def check_charts_dir(directory: Path | None) -> None:
+    """Create --charts DIR (before a sweep runs, so a bad path fails at once)."""
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"--charts {directory}: a file is in the way; give a folder") from None
+    except OSError as exc:
+        raise UsageError(f"--charts {directory}: {exc.strerror or exc}") from None
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -78,6 +95,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from core.bench.charts import build_charts
     from core.bench.render import render_sweep
 
+    check_charts_dir(args.charts)  # a bad --charts fails before minutes of sweeping
     payload = run_sweep(
         args.bench_action,
         quick=args.quick,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from core.kb.matcher import MatchReport
 
 MAX_READ_BYTES = 64 * 1024 * 1024  # beyond this only the tail is read: errors are at the end
+BINARY_SNIFF_CHARS = 64 * 1024
 
 
 def add_parser(
@@ -40,6 +41,8 @@ def read_input(source: str) -> str:
             print("Paste the error, then press Ctrl-D (Ctrl-Z Enter on Windows):", file=sys.stderr)
         return _decode(_read_tail(sys.stdin.buffer))
     path = Path(source)
+    if path.is_dir():
+        raise UsageError(f"{source} is a folder; give a log file or - for standard input")
     if not path.is_file():
         raise UsageError(f"{source}: no such file")
     try:
@@ -47,9 +50,10 @@ def read_input(source: str) -> str:
             size = path.stat().st_size
             if size > MAX_READ_BYTES:
                 handle.seek(size - MAX_READ_BYTES)
-            return _decode(handle.read(MAX_READ_BYTES))
+            data = handle.read(MAX_READ_BYTES)
     except OSError as exc:
         raise UsageError(f"{source}: cannot be read: {exc.strerror}") from None
+    return _decode(data)
 
 
 def _read_tail(stream: BinaryIO) -> bytes:
@@ -68,6 +72,16 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def looks_binary(text: str) -> bool:
+    """Whether decoded input is mostly not text (a binary file, a core dump): NUL characters,
+    or more than a tenth replacement/control characters in its first 64 KiB."""
+    head = text[:BINARY_SNIFF_CHARS]
+    if not head:
+        return False
+    odd = sum(1 for c in head if c == "\ufffd" or (ord(c) < 32 and c not in "\t\n\r\x1b\x08\x0c"))
+    return "\x00" in head or odd > len(head) * 0.1
+
+
 def run(args: argparse.Namespace) -> int:
     """Match the input and print the ranked entries."""
     if args.top < 1:
@@ -77,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     text = read_input(args.file)
     with open_kb(args.kb) as kb:
         report = match(text, kb, top=args.top)
+    if not report.matches and looks_binary(text):
+        # An error inside a garbled log still matches; pure binary data is a wrong input.
+        where = "standard input" if args.file == "-" else args.file
+        raise UsageError(f"{where} looks like binary data, not a text log")
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

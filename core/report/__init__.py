@@ -173,6 +173,8 @@ def load_report(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"cannot read report {path}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from exc
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not JSON: it is binary data, not UTF-8 text") from None
     try:
         validate(data)
     except SchemaError as exc:

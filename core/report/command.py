@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -96,9 +97,12 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "report_action", None) == "diff":
         return _diff(args)
     fmt = args.format or _SUFFIX_FORMATS.get(Path(args.output or "").suffix.lower(), "md")
+    output = args.output or (DEFAULT_PDF if fmt == "pdf" else None)
+    if output:
+        _check_writable(Path(output))  # before seconds of detection, and before any message
     report, items = _prepare(args)
     if fmt == "pdf":
-        return _pdf(report, args.output or DEFAULT_PDF)
+        return _pdf(report, output or DEFAULT_PDF)
     from core.report import render
 
     text = render(report, fmt, redactions=items)
@@ -166,10 +170,26 @@ def _pdf(report: dict[str, Any], output: str) -> int:
     return 0
 
 
+def _check_writable(path: Path) -> None:
+    """UsageError unless `path` can be created: its folder exists and it is not a folder."""
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a folder")
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(f"cannot write {path}: {folder} {what}")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {path}: {folder} is not writable")
+
+
 def _write(path: Path, data: bytes) -> None:
+    """Write through a temporary file beside `path`, so a failure leaves no half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.write_bytes(data)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 

@@ -73,18 +73,21 @@ def _progress(event: dict[str, Any]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from core.errors import UsageError
+    from core.target import resolve_python
     from core.wizard import get_scenario, run_wizard
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
     scenario = get_scenario(args.id)
+    # A bad --python is one error line, not a title followed by an error.
+    python = resolve_python(args.python) if args.python else None
     if not args.json:
         print(f"{scenario.id}: {scenario.title}", file=sys.stderr, flush=True)
     cancel = threading.Event()
     try:
         result = run_wizard(
             scenario.id,
-            python=args.python,
+            python=python,
             timeout=args.timeout,
             on_event=None if args.json else _progress,
             cancel=cancel,
@@ -133,7 +136,11 @@ def render_run(data: dict[str, Any]) -> str:
 
 
 def _history(run_id: int | None, scenario: str | None, limit: int, as_json: bool) -> int:
+    from core.errors import UsageError
     from core.history import History
+
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
 
     with History.open() as history:
         if run_id is not None:
