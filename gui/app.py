@@ -60,11 +60,11 @@ def configure_logging() -> IO[str]:
     return crash_log
 
 
-def build_window(app: QApplication, reporter: ErrorReporter) -> MainWindow:
-    """The main window and the services its pages share."""
+def build_window(app: QApplication, reporter: ErrorReporter, styled: bool = False) -> MainWindow:
+    """The main window and the services its pages share (`styled`: Fusion is already set)."""
     settings = Settings()
     theme_choice = os.environ.get("CUDA_CLINIC_THEME") or settings.theme()
-    theme = ThemeManager(app, theme_choice)
+    theme = ThemeManager(app, theme_choice, follow_now=False, set_style=not styled)
     tasks = TaskRunner(on_error=reporter.report, parent=app)
     target = TargetInterpreter(settings.target_python(), parent=app)
     ctx = AppContext(
@@ -129,7 +129,10 @@ def main(screenshot: str | None = None, page: str | None = None) -> int:
     """Run the app; with `screenshot`, render the main window (on `page`) to a PNG and exit."""
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    # Fusion given on the command line: setStyle("Fusion") would make PySide6 build its QStyle
+    # wrapper class and enums (about 5 ms) before the first paint.
+    styled = QApplication.instance() is None
+    app = QApplication.instance() or QApplication([*sys.argv[:1], "-style", "Fusion"])
     assert isinstance(app, QApplication)
     configure_identity(app)
     reporter = ErrorReporter(interactive=not screenshot, parent=app)
@@ -139,16 +142,18 @@ def main(screenshot: str | None = None, page: str | None = None) -> int:
         if not screenshot and instance.may_be_running() and instance.notify_running():
             print("cuda-clinic: already running; brought its window to the front.")
             return 0
-        window = build_window(app, reporter)
+        window = build_window(app, reporter, styled)
         keys = [spec.key for spec in PAGES]
         first = page or window.ctx.settings.last_page()
         start = first if first in keys else keys[0]
         if screenshot:
+            window.ctx.theme.follow_system()
             window.show_page(start)
             return save_screenshot(app, window, screenshot)
         # Paint the window first; then build the first page and listen for later launches
         # (QtNetwork's import stays off the start-up path too).
         window.preselect(start)
+        window.after_first_paint(window.ctx.theme.follow_system)
         window.after_first_paint(lambda: window.show_page(start))
         window.after_first_paint(lambda: listen_for_later_launches(app, window))
         window.show()

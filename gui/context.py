@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
@@ -42,13 +41,24 @@ class TargetInterpreter(QObject):
             self.changed.emit(path)
 
 
-@dataclass
 class AppContext:
-    """The app's shared services, built once in app.py and handed to each page."""
+    """The app's shared services, built once in app.py and handed to each page.
 
-    settings: Settings
-    tasks: TaskRunner
-    errors: ErrorReporter
-    theme: ThemeManager
-    target: TargetInterpreter
-    data: DataService
+    A plain class, not a dataclass: importing dataclasses costs start-up milliseconds."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        tasks: TaskRunner,
+        errors: ErrorReporter,
+        theme: ThemeManager,
+        target: TargetInterpreter,
+        data: DataService,
+    ) -> None:
+        self.settings = settings
+        self.tasks = tasks
+        self.errors = errors
+        self.theme = theme
+        self.target = target
+        self.data = data

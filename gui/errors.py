@@ -9,7 +9,7 @@ import traceback
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 
 from core.errors import ClinicError
 
@@ -92,6 +92,7 @@ class ErrorReporter(QObject):
         if not self.interactive:
             print(f"cuda-clinic: error: {one_sentence(exc)}", file=sys.stderr)
             return
+        from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QMessageBox
 
         box = QMessageBox(QMessageBox.Icon.Warning, title, one_sentence(exc), parent=self.window)

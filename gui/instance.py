@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import os
 import sys
 import tempfile
+import zlib
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -21,8 +20,17 @@ _CONNECT_MS = 500
 
 def server_name() -> str:
     """A per-user, per-data-directory socket name (tests with private data dirs never collide)."""
-    digest = hashlib.sha1(str(user_data_dir()).encode(), usedforsecurity=False).hexdigest()[:10]
-    return f"cuda-clinic-{getpass.getuser()}-{digest}"
+    # crc32 and the uid rather than hashlib and getpass: both cost milliseconds at start-up.
+    digest = f"{zlib.crc32(str(user_data_dir()).encode()):08x}"
+    return f"cuda-clinic-{_user()}-{digest}"
+
+
+def _user() -> str:
+    if hasattr(os, "getuid"):
+        return str(os.getuid())
+    import getpass
+
+    return getpass.getuser()
 
 
 def may_be_running(name: str | None = None) -> bool:

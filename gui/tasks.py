@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
+
+if TYPE_CHECKING:  # concurrent.futures loads with the first background call (start-up speed)
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 log = logging.getLogger("cuda_clinic.gui")
 
@@ -33,8 +35,8 @@ class TaskRunner(QObject):
     def __init__(self, on_error: OnFailure, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._on_error = on_error
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="clinic-io")
-        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clinic-db")
+        self._pool: ThreadPoolExecutor | None = None
+        self._db: ThreadPoolExecutor | None = None
         self._pending = 0
         self._closed = False
         self._runs: list[RunTask] = []
@@ -67,7 +69,7 @@ class TaskRunner(QObject):
         self._pending += 1
         if self._pending == 1:
             self.busy_changed.emit(True)
-        future = (self._db if db else self._pool).submit(fn)
+        future = self._executor(db).submit(fn)
         callback = partial(self._finish, on_success=on_success, on_failure=on_failure)
         future.add_done_callback(lambda f: self._deliver.emit(partial(callback, f)))
         return future
@@ -114,10 +116,23 @@ class TaskRunner(QObject):
         for task in self._runs:
             if not task.wait(timeout):
                 log.warning("run %s did not stop within %.0f s", task.name, timeout)
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        for fn in self._db_finalizers:
-            self._db.submit(fn)
-        self._db.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._db is not None:
+            for fn in self._db_finalizers:
+                self._db.submit(fn)
+            self._db.shutdown(wait=True)
+
+    def _executor(self, db: bool) -> ThreadPoolExecutor:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if db:
+            if self._db is None:
+                self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clinic-db")
+            return self._db
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="clinic-io")
+        return self._pool
 
     def _on_deliver(self, callback: Callable[[], None]) -> None:
         callback()

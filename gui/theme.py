@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from string import Template
+from typing import NamedTuple
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from core.paths import resources_dir
 
 
-@dataclass(frozen=True)
-class Colors:
+class Colors(NamedTuple):
     """One colour scheme; widgets that paint by hand read their colours from here."""
 
     name: str
@@ -123,7 +122,7 @@ def style_sheet(colors: Colors) -> str:
     """The app-wide style sheet (resources/app.qss) for one colour scheme."""
     template = (resources_dir() / "app.qss").read_text(encoding="utf-8")
     icons = (resources_dir() / "icons").as_posix()
-    return Template(template).substitute(colors.__dict__, icons=icons)
+    return Template(template).substitute(colors._asdict(), icons=icons)
 
 
 def palette(colors: Colors) -> QPalette:
@@ -154,23 +153,50 @@ def palette(colors: Colors) -> QPalette:
 
 def system_is_dark() -> bool:
     """Whether the desktop asks for a dark scheme (Qt 6.5+ reads it from the platform)."""
+    # Imported here: the first use of the Qt namespace builds all its enum classes (about 20 ms),
+    # which start-up leaves until after the first paint.
+    from PySide6.QtCore import Qt
+
     hints = QGuiApplication.styleHints()
     return bool(hints.colorScheme() == Qt.ColorScheme.Dark)
 
 
+def platform_palette_is_dark() -> bool:
+    """A first guess before the exact answer: the platform's palette has light text on a dark
+    window (call before the app's own palette is installed)."""
+    pal = QGuiApplication.palette()
+    text = pal.color(QPalette.ColorRole.WindowText).lightness()
+    return text > pal.color(QPalette.ColorRole.Window).lightness()
+
+
 class ThemeManager(QObject):
-    """Applies the chosen scheme ("system", "light" or "dark") and re-applies on system changes."""
+    """Applies the chosen scheme ("system", "light" or "dark") and re-applies on system changes.
+
+    With `follow_now=False` the system's choice is first guessed from the platform palette and
+    confirmed by follow_system(), which the app calls once the window is painted."""
 
     changed = Signal(object)
 
-    def __init__(self, app: QApplication, choice: str = "system") -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        choice: str = "system",
+        follow_now: bool = True,
+        set_style: bool = True,
+    ) -> None:
         super().__init__(app)
         self._app = app
         self._choice = choice
+        self._system_dark = platform_palette_is_dark()
+        self._following = False
+        self._applied = False
         self.colors = LIGHT
-        app.setStyle("Fusion")
-        app.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
-        self.apply()
+        if set_style:  # False when the app was created with "-style Fusion" (see app.py)
+            app.setStyle("Fusion")
+        if follow_now:
+            self.follow_system()
+        else:
+            self.apply()
 
     @property
     def choice(self) -> str:
@@ -182,14 +208,26 @@ class ThemeManager(QObject):
         self._choice = choice if choice in ("system", "light", "dark") else "system"
         self.apply()
 
+    def follow_system(self) -> None:
+        """Ask the platform for its scheme, re-apply if the guess was wrong, and keep following."""
+        if not self._following:
+            self._following = True
+            self._app.styleHints().colorSchemeChanged.connect(self._on_color_scheme_changed)
+        dark = system_is_dark()
+        if dark != self._system_dark or not self._applied:
+            self._system_dark = dark
+            self.apply()
+
     def apply(self) -> None:
         """Install palette and style sheet for the current choice."""
-        dark = self._choice == "dark" or (self._choice == "system" and system_is_dark())
+        dark = self._choice == "dark" or (self._choice == "system" and self._system_dark)
         self.colors = DARK if dark else LIGHT
         self._app.setPalette(palette(self.colors))
         self._app.setStyleSheet(style_sheet(self.colors))
+        self._applied = True
         self.changed.emit(self.colors)
 
     def _on_color_scheme_changed(self, _scheme: object) -> None:
+        self._system_dark = system_is_dark()
         if self._choice == "system":
             self.apply()
