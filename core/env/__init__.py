@@ -8,6 +8,8 @@ from core.env.model import Environment, Finding
 from core.env.render import render_human
 
 if TYPE_CHECKING:
+    import threading
+
     from core.env.runner import ProbeRun
 
 __all__ = ["Environment", "Finding", "assemble", "deep_result", "detect", "render_human"]
@@ -41,13 +43,18 @@ def deep_result(run: ProbeRun | None) -> dict[str, Any] | None:
 
 
 def detect(
-    python: str | None = None, deep: bool = False, deep_timeout: float = DEEP_TIMEOUT_S
+    python: str | None = None,
+    deep: bool = False,
+    deep_timeout: float = DEEP_TIMEOUT_S,
+    cancel: threading.Event | None = None,
 ) -> Environment:
     """Probe the target interpreter (default: this one) and return the Environment with findings.
 
     Quick mode reads files and NVML and never imports torch; deep mode also imports torch in
     a child process, runs tiny GPU operations and reads which libraries got loaded. Raises
     TargetPythonError for an interpreter that cannot be run; probe failures become findings.
+    Setting `cancel` kills the probes' process groups within about 0.1 s and raises
+    core.env.runner.CheckCancelledError.
     """
     from core.env.runner import run_probes
     from core.errors import TargetPythonError
@@ -55,7 +62,7 @@ def detect(
 
     target = resolve_python(python)
     try:
-        quick, deep_run = run_probes(target, deep=deep, deep_timeout=deep_timeout)
+        quick, deep_run = run_probes(target, deep=deep, deep_timeout=deep_timeout, cancel=cancel)
     except OSError as exc:
         raise TargetPythonError(f"{target} could not be started: {exc}") from None
     status: dict[str, Any] = {"target": target, "quick": quick.status(), "deep": None}

@@ -11,16 +11,24 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.env.probe import script_path
+from core.errors import ClinicError
 
 QUICK_TIMEOUT_S = 60.0
 # The first CUDA call can JIT-compile PTX for minutes on a new GPU; beyond this we give up.
 DEEP_TIMEOUT_S = 180.0  # core.env.DEEP_TIMEOUT_S mirrors it
 _STAGE = "cuda-clinic-stage: "
+# How often a wait looks at its cancel event: a cancelled check ends within about this long.
+POLL_S = 0.1
+
+
+class CheckCancelledError(ClinicError):
+    """The check was cancelled; every probe child's process group has been killed."""
 
 
 @dataclass
@@ -60,16 +68,16 @@ def _start(python: str, name: str) -> subprocess.Popen[str]:
     )
 
 
-def _finish(proc: subprocess.Popen[str], name: str, started: float, timeout: float) -> ProbeRun:
-    """Wait for a probe (killing its process group on timeout) and parse its JSON."""
+def _finish(
+    proc: subprocess.Popen[str],
+    name: str,
+    started: float,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> ProbeRun:
+    """Wait for a probe (killing its process group on timeout or cancel) and parse its JSON."""
     run = ProbeRun(name=name)
-    remaining = max(0.1, timeout - (time.perf_counter() - started))
-    try:
-        out, err = proc.communicate(timeout=remaining)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-        run.timed_out = True
+    out, err, run.timed_out = _wait(proc, started, timeout, cancel)
     run.seconds = time.perf_counter() - started
     run.returncode = proc.returncode
     lines = err.splitlines()
@@ -89,6 +97,31 @@ def _finish(proc: subprocess.Popen[str], name: str, started: float, timeout: flo
     return run
 
 
+def _wait(
+    proc: subprocess.Popen[str], started: float, timeout: float, cancel: threading.Event | None
+) -> tuple[str, str, bool]:
+    """(stdout, stderr, timed_out) once `proc` ends; CheckCancelledError once `cancel` is set.
+
+    With a cancel event the wait is sliced into POLL_S pieces; communicate() may be retried
+    after TimeoutExpired without losing output."""
+    while True:
+        if cancel is not None and cancel.is_set():
+            _kill_group(proc)
+            proc.communicate()
+            raise CheckCancelledError("the environment check was cancelled")
+        remaining = timeout - (time.perf_counter() - started)
+        piece = max(0.1, remaining) if cancel is None else POLL_S
+        try:
+            out, err = proc.communicate(timeout=piece)
+        except subprocess.TimeoutExpired:
+            if cancel is None or time.perf_counter() - started >= timeout:
+                _kill_group(proc)
+                out, err = proc.communicate()
+                return out, err, True
+        else:
+            return out, err, False
+
+
 def _describe_exit(code: int) -> str:
     if code < 0:
         try:
@@ -106,15 +139,19 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 
 def run_probes(
-    python: str, deep: bool = False, deep_timeout: float = DEEP_TIMEOUT_S
+    python: str,
+    deep: bool = False,
+    deep_timeout: float = DEEP_TIMEOUT_S,
+    cancel: threading.Event | None = None,
 ) -> tuple[ProbeRun, ProbeRun | None]:
-    """Run the quick probe, and the deep one at the same time when asked; never raises for them."""
+    """Run the quick probe, and the deep one at the same time when asked. Never raises for them,
+    except CheckCancelledError once `cancel` is set (both process groups are killed first)."""
     started = time.perf_counter()
     quick_proc = _start(python, "quick")
     deep_proc = _start(python, "deep") if deep else None
     try:
-        quick = _finish(quick_proc, "quick", started, QUICK_TIMEOUT_S)
-        deep_run = _finish(deep_proc, "deep", started, deep_timeout) if deep_proc else None
+        quick = _finish(quick_proc, "quick", started, QUICK_TIMEOUT_S, cancel)
+        deep_run = _finish(deep_proc, "deep", started, deep_timeout, cancel) if deep_proc else None
     finally:
         for proc in (quick_proc, deep_proc):
             if proc is not None and proc.poll() is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.env import Environment, detect
+from core.env.runner import CheckCancelledError
 from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.widgets import env_cards
@@ -49,6 +51,14 @@ class EnvironmentPage(Page):
         )
         self.deep_button.clicked.connect(self.deep_check)
         self.action_row.addWidget(self.deep_button)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the check and end its probe processes (Esc)")
+        self.cancel_button.setShortcut("Esc")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setVisible(False)
+        self.action_row.addWidget(self.cancel_button)
+        # Set to stop the check in progress: its probes' process groups are killed.
+        self._cancel = threading.Event()
         self.state_label = label("", "muted")
         self.body.addWidget(self.state_label)
         self._clock = QElapsedTimer()
@@ -81,8 +91,16 @@ class EnvironmentPage(Page):
         """A deep check: torch imported in a child process of the target interpreter."""
         self._detect(deep=True)
 
+    def cancel(self) -> None:
+        """Stop the check in progress; its probe children (and theirs) are killed."""
+        if self.running:
+            self._cancel.set()
+            self.cancel_button.setEnabled(False)
+            self.state_label.setText("Cancelling: ending the probe processes …")
+
     def shutdown(self) -> None:
-        """Stop the elapsed-time ticker."""
+        """Stop the ticker and any check (the app is closing: no probe may outlive it)."""
+        self._cancel.set()
         self._ticker.stop()
         super().shutdown()
 
@@ -92,23 +110,29 @@ class EnvironmentPage(Page):
         self.running = "deep" if deep else "quick"
         self._started = True
         python = self.ctx.target.path
+        cancel = self._cancel = threading.Event()
         self.refresh_button.setEnabled(False)
         self.deep_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.cancel_button.setVisible(True)
         self._clock.start()
         self._on_tick()
         self._ticker.start()
         self.begin_busy()
         if deep:
-            # Deep mode may take minutes (first CUDA use can JIT-compile); a run thread never
-            # holds up closing the app.
-            self.ctx.tasks.start_run(
-                lambda _e, _c: detect(python, deep=True),
+            # Deep mode may take minutes (first CUDA use can JIT-compile); its run thread never
+            # holds up closing the app: shutting the runner down sets the run's cancel event.
+            task = self.ctx.tasks.start_run(
+                lambda _e, stop: detect(python, deep=True, cancel=stop),
                 "env-deep",
                 on_finished=self._on_detected,
                 on_failed=self._on_failed,
             )
+            self._cancel = task.cancel_event
         else:
-            self.ctx.tasks.run(lambda: detect(python), self._on_detected, self._on_failed)
+            self.ctx.tasks.run(
+                lambda: detect(python, cancel=cancel), self._on_detected, self._on_failed
+            )
 
     def _on_tick(self) -> None:
         seconds = self._clock.elapsed() // 1000
@@ -127,6 +151,7 @@ class EnvironmentPage(Page):
         self.running = None
         self.refresh_button.setEnabled(True)
         self.deep_button.setEnabled(True)
+        self.cancel_button.setVisible(False)
 
     def _on_detected(self, env: Environment) -> None:
         mode = self.running
@@ -144,7 +169,13 @@ class EnvironmentPage(Page):
         self.status.emit(f"Environment checked: {len(env.findings)} findings, {errors} errors.")
 
     def _on_failed(self, exc: BaseException) -> None:
+        mode = self.running
         self._finish_run()
+        if isinstance(exc, CheckCancelledError):
+            shown = "the environment loaded before" if self.env is not None else "nothing yet"
+            self.state_label.setText(f"The {mode} check was cancelled; showing {shown}.")
+            self.status.emit("Check cancelled; its probe processes were ended.")
+            return
         self.state_label.setText("The check could not run; see the message.")
         self.ctx.errors.report(exc)
 
