@@ -205,8 +205,11 @@ NOT_INITIALIZED = Scenario(
 )
 
 
+HEADROOM_MB = 4  # what the GPU leaves free beyond the conv's own tensors, for its workspace
+
+
 def _cv(name: str, title: str, snippet: str, params: dict[str, Any], **kw: Any) -> Step:
-    params = {"leave_mb": 1, **params}  # the repro's pressure unless the variant changes it
+    params = {"headroom_mb": HEADROOM_MB, **params}  # the repro's headroom unless changed
     return Step(
         name,
         title,
@@ -225,18 +228,27 @@ def _cv(name: str, title: str, snippet: str, params: dict[str, Any], **kw: Any) 
 CONV_ALGO = Scenario(
     id="cuda/cudnn-no-valid-conv-algorithm",
     title="A large convolution with little GPU memory left for its workspace",
-    summary="The first run of a 64-channel 3x3 convolution on a 32x128x128 batch with the GPU "
-    "filled to about 1 MB beyond the output (cuDNN handle created first), benchmark off as "
-    "PyTorch's default; then benchmark on, the seed's benchmark=False + deterministic=True, a "
-    "smaller batch, more free memory and cuDNN disabled.",
+    summary="The first run of a 64-channel 3x3 convolution on a 32x128x128 batch. Its input, "
+    "weight and output memory are allocated first, then the GPU is filled until only "
+    f"{HEADROOM_MB} MB stay free for cuDNN's algorithm choice and workspace (cuDNN and cuBLAS "
+    "handles created beforehand), benchmark off as PyTorch's default; then about 0 MB spare, "
+    "benchmark on, the seed's benchmark=False + deterministic=True, a smaller batch in the "
+    "same memory, 1 GB spare and cuDNN disabled, each with the same headroom. Only cuDNN's own "
+    "'no valid algorithm / unable to find an engine' error counts as reproduced.",
     requirements=Requirements(cuda=True, min_free_mb=1024),
-    repro=_cv("repro", "Conv with about 1 MB spare, benchmark off", "", {"leave_mb": 1}),
+    repro=_cv("repro", f"Conv with {HEADROOM_MB} MB spare, benchmark off", "", {}),
     workarounds=(
+        _cv(
+            "no-headroom",
+            "The same conv with about 0 MB spare (a harsher repro, not a fix)",
+            "",
+            {"headroom_mb": 0},
+        ),
         _cv(
             "free-gpu-memory",
             "Leave 1 GB spare",
             "nvidia-smi   # one process per GPU",
-            {"leave_mb": 1024},
+            {"headroom_mb": 1024},
         ),
         _cv(
             "smaller-batch",
@@ -308,7 +320,8 @@ RNN_PERFORMANCE = Scenario(
     title="What makes a cuDNN LSTM fast: the seed's criteria, measured",
     summary="Forward+backward of a 1-layer LSTM (T=50): an nn.LSTMCell loop and nn.LSTM without "
     "cuDNN against cuDNN, aligned against misaligned sizes, fp32 (TF32 on/off), fp16 and "
-    "bf16, and non-contiguous weights before and after flatten_parameters().",
+    "bf16, and weights moved out of cuDNN's flat buffer (`weight_hh_l0.data = ...clone()`) "
+    "before and after flatten_parameters() (time, peak memory, the warning).",
     requirements=Requirements(cuda=True, min_free_mb=2048),
     repro=_rp(
         "slow-paths",
@@ -355,7 +368,7 @@ RNN_PERFORMANCE = Scenario(
         ),
         _rp(
             "flatten-parameters",
-            "flatten_parameters() after replacing weights",
+            "flatten_parameters() after `param.data = ...` scattered the weights",
             "flatten",
             "self.rnn.flatten_parameters()  # at the start of forward()",
             fixed_when=_flatten_fixes,

@@ -45,6 +45,26 @@ def _by_label(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {row["label"]: float(row["median_ms"]) for row in rows}
 
 
+def _flatten_advice(records: list[dict[str, Any]]) -> list[str]:
+    """The flatten_parameters() finding, when the warning was triggered."""
+    advice: list[str] = []
+    flat = _rows(records, "flatten-parameters")
+    warned = _value(records, "flatten-parameters").get("warning_before")
+    if len(flat) == 2 and warned:
+        memory = ""
+        if isinstance(flat[0].get("peak_extra_mb"), int | float):
+            memory = (
+                f"; peak memory of one step {flat[0]['peak_extra_mb']:.1f} MB before, "
+                f"{flat[1].get('peak_extra_mb', 0.0):.1f} MB after"
+            )
+        advice.append(
+            f"Call flatten_parameters() after re-pointing RNN weights: the warning "
+            f"'{warned[0]}' appeared; {flat[0]['median_ms']:.2f} ms before, "
+            f"{flat[1]['median_ms']:.2f} ms after{memory}."
+        )
+    return advice
+
+
 def recommendations(records: list[dict[str, Any]]) -> list[str]:
     """Advice whose every number comes from this run."""
     advice = []
@@ -94,14 +114,7 @@ def recommendations(records: list[dict[str, Any]]) -> list[str]:
         if large >= 1.1 and tiny < 1.0:
             text += " Use fp16 for large aligned LSTMs only; tiny ones are latency-bound."
         advice.append(text)
-    flat = _rows(records, "flatten-parameters")
-    warned = _value(records, "flatten-parameters").get("warning_before")
-    if len(flat) == 2 and warned:
-        advice.append(
-            f"Call flatten_parameters() after replacing RNN weights: the warning "
-            f"'{warned[0]}' appeared; {flat[0]['median_ms']:.2f} ms before, "
-            f"{flat[1]['median_ms']:.2f} ms after."
-        )
+    advice += _flatten_advice(records)
     return advice
 
 

@@ -2,9 +2,12 @@
 # Runs every repro wizard with --json on the GPU machine: one JSON per scenario in OUTDIR,
 # its stderr beside it, then one summary line per wizard. One failing wizard never stops the
 # others; every wizard and the whole script are time-bounded (about 5.5 minutes in all).
-# Usage (from anywhere): bash scripts/gpu/wizards.sh OUTDIR
+# Usage (from anywhere): bash scripts/gpu/wizards.sh OUTDIR [SCENARIO_ID ...]
+#   with IDs, only those wizards run (e.g. cuda/cudnn-no-valid-conv-algorithm), in that order;
+#   WIZARD_IDS="ID ..." does the same through scripts/gpu_run.sh wizards.
 set -u
-out=${1:?usage: wizards.sh OUTDIR}
+out=${1:?usage: wizards.sh OUTDIR [SCENARIO_ID ...]}
+shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/../.." || exit 2
@@ -17,8 +20,15 @@ per_wizard=170    # seconds for one wizard at most
 per_step=45       # seconds for one step at most (isolated steps import torch each time)
 start=$SECONDS
 
-ids=$("$PY" -c 'from core.wizard import scenarios; print("\n".join(s.id for s in scenarios()))') || {
-  echo "cannot list the scenarios"; exit 1; }
+if [ "$#" -eq 0 ] && [ -n "${WIZARD_IDS:-}" ]; then
+  set -- $WIZARD_IDS
+fi
+if [ "$#" -gt 0 ]; then
+  ids=$(printf '%s\n' "$@")
+else
+  ids=$("$PY" -c 'from core.wizard import scenarios; print("\n".join(s.id for s in scenarios()))') || {
+    echo "cannot list the scenarios"; exit 1; }
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv,noheader \
   >"$out/nvidia-smi.txt" 2>&1
 

@@ -80,6 +80,14 @@ def test_memory_pressure_wizards_record_what_this_gpu_raises(scenario_id: str) -
     assert repro["outcome"] in RAN
     events = [e for e in repro["events"] if e.get("what") == "memory pressure"]
     assert events and events[0]["free_mb_after"] < 1024
+    # The fill is measured: it lands within one 2 MB allocator step above its target.
+    assert events[0]["on_target"], events[0]
+    if scenario_id == "cuda/cudnn-no-valid-conv-algorithm":
+        # The output's block was pre-allocated, so the conv is not stopped by its output.
+        at_op = [e for e in repro["events"] if e.get("what") == "conv under pressure"]
+        assert at_op and at_op[0]["cached_free_mb"] >= 128.0
+        errors = [e for e in repro["events"] if e.get("kind") == "error"]
+        assert not errors or "Tried to allocate 128.00 MiB" not in errors[0]["message"]
     assert outcome(steps, "free-gpu-memory") == "fixed"
 
 

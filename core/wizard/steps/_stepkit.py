@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -84,47 +86,166 @@ class BudgetExceededError(Exception):
     """The GPU has more free memory than the step may fill."""
 
 
+# PyTorch's caching allocator (default settings) backs a request of <= 1 MiB with a 2 MiB
+# segment shared by later small requests, one of 1-10 MiB with a 20 MiB segment, and a larger
+# one with a segment rounded up to 2 MiB. Requests are chosen so that the new segment never
+# exceeds the room left: the old fill asked for 8 MiB with 20 MiB of room and overshot by 12.
+SMALL_REQUEST_MB = 1.0
+GRANULE_MB = 2.0
+LARGE_MIN_MB = 10.0
+MAX_CHUNK_MB = 1024.0
+
+
+def chunk_mb(room_mb: float, cap_mb: float) -> float:
+    """The request (MB) whose new allocator segment fits in `room_mb`; 0 when none does."""
+    cap = min(cap_mb, MAX_CHUNK_MB)
+    if room_mb >= LARGE_MIN_MB:
+        size = min(cap, float(int(room_mb // GRANULE_MB) * GRANULE_MB))
+        if size >= LARGE_MIN_MB:
+            return size
+    if room_mb >= GRANULE_MB and cap >= SMALL_REQUEST_MB:
+        return SMALL_REQUEST_MB
+    return 0.0
+
+
+def fill_until(
+    leave_mb: float,
+    budget_mb: float,
+    *,
+    free: Callable[[], float],
+    alloc: Callable[[float], Any],
+    release: Callable[[], None],
+    is_oom: Callable[[BaseException], bool],
+) -> dict[str, Any]:
+    """Allocate until `free()` is just above `leave_mb`, measuring after every request.
+
+    A request that fails, or that leaves less than `leave_mb` free (a different allocator
+    rounding, another process), is undone and the next request is at most half its size.
+    Returns {"blocks", "filled_mb", "requests", "retries"}.
+    """
+    blocks: list[Any] = []
+    filled, requests, retries, cap = 0.0, 0, 0, MAX_CHUNK_MB
+    while True:
+        size = chunk_mb(free() - leave_mb, min(cap, budget_mb - filled))
+        if size <= 0:
+            break
+        requests += 1
+        try:
+            block = alloc(size)
+        except Exception as exc:
+            if not is_oom(exc):
+                raise
+            retries, cap = retries + 1, size / 2
+            continue
+        if free() < leave_mb:  # the allocator took more than planned: undo, ask for less
+            del block
+            release()
+            retries, cap = retries + 1, size / 2
+            continue
+        blocks.append(block)
+        filled += size
+    return {"blocks": blocks, "filled_mb": filled, "requests": requests, "retries": retries}
+
+
+def _cuda_block(size_mb: float) -> Any:
+    return torch.empty(int(size_mb * MB), dtype=torch.uint8, device="cuda")
+
+
+def _cuda_release() -> None:
+    torch.cuda.empty_cache()  # only segments with no live tensor go back to the driver
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, torch.cuda.OutOfMemoryError)
+
+
 def fill_gpu(
     leave_mb: float, budget_mb: float, emit: Callable[[dict[str, Any]], None]
 ) -> list[Any]:
     """Allocate plain device memory until about `leave_mb` MB stay free; return the blocks.
 
     Only ordinary `torch.empty` allocations of this process (never managed memory), never more
-    than the driver says is free, and never more than `budget_mb` in total. Sizes step down from
-    1 GiB to 1 MiB so the final free amount lands within a few MB of the target.
+    than the driver says is free, and never more than `budget_mb` in total. Every request is
+    sized to the allocator's rounding and checked with `torch.cuda.mem_get_info` afterwards, so
+    the fill lands in [leave_mb, leave_mb + 2 MB) of free memory. The emitted event says where
+    it landed (`on_target`).
     """
-    blocks: list[Any] = []
-    filled = 0.0
-    chunk = 1024.0
     start_free = free_mb()
     if start_free - leave_mb > budget_mb:
         raise BudgetExceededError(
             f"{start_free:.0f} MB are free; filling to {leave_mb} MB would exceed the "
             f"{budget_mb:.0f} MB budget"
         )
-    while chunk >= 1.0:
-        room = free_mb() - leave_mb
-        if room < chunk or filled + chunk > budget_mb:
-            chunk /= 2
-            continue
-        try:
-            blocks.append(torch.empty(int(chunk * MB), dtype=torch.uint8, device="cuda"))
-        except torch.cuda.OutOfMemoryError:
-            chunk /= 2
-            continue
-        filled += chunk
+    reserved = torch.cuda.memory_reserved()
+    done = fill_until(
+        leave_mb, budget_mb, free=free_mb, alloc=_cuda_block, release=_cuda_release, is_oom=_is_oom
+    )
     torch.cuda.synchronize()
+    after = free_mb()
     emit(
         {
             "kind": "info",
             "what": "memory pressure",
             "free_mb_before": round(start_free, 1),
-            "filled_mb": round(filled, 1),
-            "free_mb_after": round(free_mb(), 1),
+            "filled_mb": round(done["filled_mb"], 1),
+            "reserved_mb_added": round((torch.cuda.memory_reserved() - reserved) / MB, 1),
+            "free_mb_after": round(after, 1),
             "target_free_mb": leave_mb,
+            "on_target": leave_mb <= after < leave_mb + GRANULE_MB + 0.5,
+            "requests": done["requests"],
+            "retries": done["retries"],
         }
     )
-    return blocks
+    return list(done["blocks"])
+
+
+def memory_state() -> dict[str, float]:
+    """Driver-free memory and memory PyTorch holds in its cache unused (MB)."""
+    cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+    return {"free_mb": round(free_mb(), 1), "cached_free_mb": round(cached / MB, 1)}
+
+
+def release_all(blocks: list[Any]) -> None:
+    """Drop the fill and hand cached memory back (ignored when the context is broken)."""
+    blocks.clear()
+    gc.collect()
+    with contextlib.suppress(Exception):  # a poisoned context cannot free; the worker exits
+        torch.cuda.empty_cache()
+
+
+CUDNN_MARKERS = ("cudnn", "find a valid", "was unable to find an engine")
+
+
+def error_source(exc: BaseException) -> str:
+    """Who raised it: 'cudnn', 'allocator' (PyTorch's caching allocator), 'cuda' or 'other'."""
+    text = f"{type(exc).__name__}: {exc}"
+    if any(marker in text.lower() for marker in CUDNN_MARKERS):
+        return "cudnn"
+    if isinstance(exc, torch.cuda.OutOfMemoryError) or "CUDA out of memory" in text:
+        return "allocator"
+    if "CUDA error" in text or "CUBLAS_STATUS" in text:
+        return "cuda"
+    return "other"
+
+
+def error_event(exc: BaseException, **extra: Any) -> dict[str, Any]:
+    """An event describing a failed GPU call (the exception travels on as the step's error)."""
+    return {
+        "kind": "error",
+        "type": type(exc).__name__,
+        "message": str(exc)[:2000],
+        "source": error_source(exc),
+        **extra,
+    }
+
+
+def finite_on_host(y: torch.Tensor, count: int = 4096) -> bool:
+    """Check the first values on the CPU: a device-to-host copy needs no new GPU kernel.
+
+    A reduction on the GPU would load its kernel lazily, which needs device memory and fails
+    under pressure for a reason that has nothing to do with the step (seen on the H200).
+    """
+    return bool(torch.isfinite(y.reshape(-1)[:count].cpu()).all())
 
 
 def need_cuda() -> None:

@@ -62,55 +62,113 @@ def first_cudnn_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         torch.backends.cudnn.enabled = False
     info["free_mb_at_op"] = round(kit.free_mb(), 1)
     emit({"kind": "info", "what": "first cuDNN op", "free_mb_at_op": info["free_mb_at_op"]})
-    y = _conv(x, w)
-    info["conv_ok"] = bool(torch.isfinite(y).all())
+    try:
+        y = _conv(x, w)
+        info["conv_ok"] = kit.finite_on_host(y)
+    except Exception as exc:
+        emit(kit.error_event(exc, free_mb_at_op=info["free_mb_at_op"]))
+        raise
+    finally:
+        kit.release_all(blocks)
     return info
 
 
-def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """The first run of a large convolution with little memory left beyond its output.
+def _warm_handles() -> None:
+    """Create the cuDNN and cuBLAS handles (and their workspaces) while memory is free."""
+    _conv(torch.randn(1, 3, 8, 8, device="cuda"), torch.randn(4, 3, 3, 3, device="cuda"))
+    torch.randn(8, 8, device="cuda").matmul(torch.randn(8, 8, device="cuda"))
+    torch.cuda.synchronize()
 
-    The cuDNN handle is created first (a tiny conv), so what can fail is algorithm/engine
-    selection and workspace, not handle creation. The GPU is filled relative to the output of
-    `fill_for_batch` (the user's batch): a smaller `batch` then has spare room, as in real life.
-    Params: batch, fill_for_batch, channels, size, leave_mb, benchmark, deterministic, cudnn,
-    budget_mb. The speed of the configuration is measured afterwards, without pressure.
+
+def _run_conv(x: torch.Tensor, w: torch.Tensor, info: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The convolution under pressure; what it allocated beyond its output, or the error."""
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    try:
+        y = _conv(x, w)
+        ok = kit.finite_on_host(y)
+    except Exception as exc:
+        emit(kit.error_event(exc, **{k: info[k] for k in ("free_mb_at_op", "cached_free_mb")}))
+        raise
+    out_bytes = y.numel() * y.element_size()
+    extra = (torch.cuda.max_memory_allocated() - before - out_bytes) / kit.MB
+    return {"conv_ok": ok, "extra_mb_during_conv": round(max(extra, 0.0), 1)}
+
+
+def _speed(x: torch.Tensor, w: torch.Tensor, batch: int, repeats: int) -> dict[str, Any]:
+    """Time of the conv without pressure (with the plan PyTorch cached for this shape)."""
+    timing = kit.time_ms(lambda: _conv(x, w), torch.device("cuda"), repeats)
+    return {"timing": timing, "per_sample_ms": round(timing["median_ms"] / batch, 5)}
+
+
+def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """The first run of a large convolution with a small, measured headroom for its workspace.
+
+    The cuDNN and cuBLAS handles are created first, then the conv's input, weight and an
+    output-sized block are allocated for `fill_for_batch` (the user's batch), then the GPU is
+    filled until `headroom_mb` stay free. The output block is released into PyTorch's cache
+    right before the conv, so conv2d's output (allocated first) reuses it and what can fail is
+    algorithm/engine selection and workspace within the headroom. A smaller `batch` takes the
+    first rows of the same input, so the rest of the output block is spare room, as in real
+    life. Params: batch, fill_for_batch, channels, size, headroom_mb, benchmark, deterministic,
+    cudnn, budget_mb, repeats. The speed of the plan chosen under pressure (cached by PyTorch)
+    is measured afterwards without pressure.
     """
     kit.need_cuda()
     torch.cuda.init()
     batch = int(params.get("batch", 32))
+    fill_batch = max(int(params.get("fill_for_batch", batch)), batch)
     chans, size = int(params.get("channels", 64)), int(params.get("size", 128))
+    headroom = float(params.get("headroom_mb", 4))
     backend = torch.backends.cudnn
     backend.benchmark = bool(params.get("benchmark", False))
     backend.deterministic = bool(params.get("deterministic", False))
-    _conv(torch.randn(1, 3, 8, 8, device="cuda"), torch.randn(4, 3, 3, 3, device="cuda"))
+    _warm_handles()
     backend.enabled = bool(params.get("cudnn", True))
-    x = torch.randn(batch, chans, size, size, device="cuda")
+    shape = (fill_batch, chans, size, size)
+    x_full = torch.randn(shape, device="cuda")
     w = torch.randn(chans, chans, 3, 3, device="cuda")
+    slot = [torch.empty(shape, device="cuda")]  # the output's memory until the conv
+    x = x_full[:batch]
     torch.cuda.synchronize()
-    per_sample_mb = chans * size * size * x.element_size() / kit.MB
-    fill_batch = int(params.get("fill_for_batch", batch))
-    leave = per_sample_mb * fill_batch + float(params.get("leave_mb", 4))
+    tensor_mb = x_full.numel() * x_full.element_size() / kit.MB
     info: dict[str, Any] = {
         "batch": batch,
         "benchmark": backend.benchmark,
         "deterministic": backend.deterministic,
         "cudnn_enabled": backend.enabled,
-        "output_mb": round(per_sample_mb * batch, 1),
+        "output_mb": round(tensor_mb * batch / fill_batch, 1),
+        "headroom_target_mb": headroom,
+        "preallocated": {
+            "for_batch": fill_batch,
+            "input_mb": round(tensor_mb, 1),
+            "weight_mb": round(w.numel() * w.element_size() / kit.MB, 3),
+            "output_block_mb": round(tensor_mb, 1),
+        },
         **kit.versions(),
     }
+    blocks: list[Any] = []
     try:
-        blocks = kit.fill_gpu(leave, _budget(params), emit)
+        blocks = kit.fill_gpu(headroom, _budget(params), emit)
+        slot.clear()  # into PyTorch's cache; the driver still counts it as used
+        state = kit.memory_state()
+        info.update(free_mb_at_op=state["free_mb"], cached_free_mb=state["cached_free_mb"])
+        emit(
+            {
+                "kind": "info",
+                "what": "conv under pressure",
+                "free_mb_at_op": state["free_mb"],
+                "cached_free_mb": state["cached_free_mb"],
+                "preallocated": info["preallocated"],
+            }
+        )
+        info.update(_run_conv(x, w, info, emit))
     except kit.BudgetExceededError as exc:
         return {"skipped": str(exc), **info}
-    info["free_mb_at_op"] = round(kit.free_mb(), 1)
-    emit({"kind": "info", "what": "conv under pressure", "free_mb_at_op": info["free_mb_at_op"]})
-    y = _conv(x, w)
-    info["conv_ok"] = bool(torch.isfinite(y[:1]).all())
-    del y, blocks
-    gc.collect()
-    torch.cuda.empty_cache()
-    timing = kit.time_ms(lambda: _conv(x, w), torch.device("cuda"), int(params.get("repeats", 5)))
-    info["timing"] = timing
-    info["per_sample_ms"] = round(timing["median_ms"] / batch, 5)
+    finally:
+        kit.release_all(blocks)
+        slot.clear()
+    info.update(_speed(x, w, batch, int(params.get("repeats", 5))))
+    del x, x_full, w
+    kit.release_all([])
     return info

@@ -132,33 +132,84 @@ def precision(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     )
 
 
+CPU_FLATTEN = (
+    "the non-contiguous weights warning comes from cuDNN's RNN (ATen's cudnn/RNN.cpp); on the "
+    "CPU flatten_parameters() is a no-op and no warning exists"
+)
+
+
+def one_buffer(rnn: nn.RNNBase) -> bool:
+    """Are the RNN's weights views into one storage (what cuDNN's fast path needs)?"""
+    weights = [w for w in rnn._flat_weights if isinstance(w, torch.Tensor)]
+    storages = {w.untyped_storage().data_ptr() for w in weights}
+    return len(storages) == 1
+
+
+def unflatten(rnn: nn.RNNBase, name: str = "weight_hh_l0") -> None:
+    """Move one weight out of the flat buffer, as weight-drop code and `param.data = ...` do.
+
+    Re-assigning the Parameter itself no longer works for this: since PyTorch 2.1 the next
+    forward sees the new object and calls flatten_parameters() on its own. Swapping `.data`
+    keeps the same Parameter object, so the weights stay scattered.
+    """
+    weight = rnn.get_parameter(name)
+    weight.data = weight.data.clone()
+
+
+def _run_recorded(
+    step: Callable[[], None], dev: torch.device, repeats: int
+) -> tuple[dict[str, Any], list[str], int, float]:
+    """Timing, the distinct contiguity warnings, their count and the peak extra memory (MB)."""
+    warn_always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)  # in case a build emits it once per process only
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            timing = kit.time_ms(step, dev, repeats)
+            peak = 0.0
+            if dev.type == "cuda":
+                torch.cuda.reset_peak_memory_stats(dev)
+                base = torch.cuda.memory_allocated(dev)
+                step()
+                kit.sync(dev)
+                peak = (torch.cuda.max_memory_allocated(dev) - base) / kit.MB
+    finally:
+        torch.set_warn_always(warn_always)
+    found = [str(w.message) for w in caught if "contiguous" in str(w.message)]
+    texts = sorted({text.split(".")[0] for text in found})
+    return timing, texts, len(found), round(peak, 1)
+
+
 def flatten(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """Non-contiguous weights: the warning, its cost, and flatten_parameters()."""
-    kit.need_cuda()
+    """Scattered RNN weights: the cuDNN warning, its time and memory, then flatten_parameters()."""
     dev = kit.device(params)
     torch.manual_seed(0)
     rnn = nn.LSTM(256, 512, 2).to(dev)
     x = torch.randn(int(params.get("steps", 50)), 64, 256, device=dev)
-    # Replacing a weight (weight drop, loading into fresh params) breaks the flat buffer.
-    fresh = nn.Parameter(rnn.get_parameter("weight_hh_l0").detach().clone())
-    setattr(rnn, "weight_hh_l0", fresh)  # noqa: B010 - assignment goes through RNNBase.__setattr__
+    unflatten(rnn)
+    layout_before = one_buffer(rnn)
+    if dev.type != "cuda":
+        return {"skipped": CPU_FLATTEN, "one_buffer_before": layout_before, **kit.versions()}
 
     def step() -> None:
         out, _ = rnn(x)
         out.sum().backward()
 
-    def run() -> tuple[dict[str, Any], list[str]]:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            timing = kit.time_ms(step, dev, int(params.get("repeats", 10)))
-        texts = {str(w.message).split(".")[0] for w in caught}
-        return timing, sorted(t for t in texts if "contiguous" in t)
-
-    before, warned = run()
+    repeats = int(params.get("repeats", 10))
+    before, warned, count_before, peak_before = _run_recorded(step, dev, repeats)
     rnn.flatten_parameters()
-    after, still = run()
+    layout_after = one_buffer(rnn)
+    after, still, count_after, peak_after = _run_recorded(step, dev, repeats)
     rows = [
-        {"label": "weights not contiguous", **before},
-        {"label": "after flatten_parameters()", **after},
+        {"label": "weights not contiguous", "peak_extra_mb": peak_before, **before},
+        {"label": "after flatten_parameters()", "peak_extra_mb": peak_after, **after},
     ]
-    return _result(rows, emit, warning_before=warned, warning_after=still)
+    return _result(
+        rows,
+        emit,
+        warning_before=warned,
+        warning_after=still,
+        warnings_counted=[count_before, count_after],
+        one_buffer=[layout_before, layout_after],
+        before_over_after=round(before["median_ms"] / after["median_ms"], 3),
+    )

@@ -25,8 +25,8 @@ def test_advice_and_chart_follow_the_numbers() -> None:
             fp16={"fp16_speedup_large": 1.8, "fp16_speedup_tiny": 0.7, "bf16_speedup_large": 1.2},
             flatten_parameters={
                 "rows": [
-                    row("weights not contiguous", 4.0),
-                    row("after flatten_parameters()", 3.0),
+                    {**row("weights not contiguous", 4.0), "peak_extra_mb": 52.5},
+                    {**row("after flatten_parameters()", 3.0), "peak_extra_mb": 40.0},
                 ],
                 "warning_before": ["UserWarning text"],
                 "warning_after": [],
@@ -40,7 +40,8 @@ def test_advice_and_chart_follow_the_numbers() -> None:
     assert "2.50x slower" in advice[2]
     assert "1.80x at 512/1024/128 and 0.70x at 64/64/32" in advice[3]
     assert "tiny ones are latency-bound" in advice[3]
-    assert "4.00 ms before, 3.00 ms after" in advice[4]
+    assert "4.00 ms before, 3.00 ms after; peak memory of one step 52.5 MB before" in advice[4]
+    assert "40.0 MB after" in advice[4]
     bars = out["charts"][0]["bars"]
     assert [b["label"] for b in bars][:3] == [
         "LSTMCell loop",
