@@ -147,6 +147,8 @@ class MainWindow(QMainWindow):
     def show_page(self, key: str, arg: Any = None) -> Page:
         """Bring page `key` to the front, passing `arg` (an entry id, a scenario id, ...)."""
         row = [s.key for s in self.specs].index(key)
+        if self.pages.get(key) is not self.stack.currentWidget():
+            self.statusBar().clearMessage()  # a message belongs to the page that sent it
         page = self.page(key)
         self.sidebar.blockSignals(True)
         self.sidebar.setCurrentRow(row)

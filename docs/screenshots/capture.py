@@ -3,6 +3,10 @@
 Run from the repository root: `.venv/bin/python docs/screenshots/capture.py [OUTDIR] [--dark]`.
 Everything shown comes from this machine: its environment, the bundled KB, a wizard run and a
 quick benchmark sweep executed here. Settings and history go to a temporary folder.
+
+With `--gpu` it captures two other views instead: the Environment page showing a real deep-check
+recording from an H200 server opened from its JSON (tests/data/env/gpu_deep.json), and the
+Diagnose page with a real cuDNN error from a public issue thread (tests/data/matcher/cases).
 """
 
 from __future__ import annotations
@@ -83,6 +87,11 @@ def main() -> int:
     window.remember_state = False
     window.show()
     window.resize(*SCREENSHOT_SIZE)
+    if "--gpu" in sys.argv:
+        capture_gpu(window, out, suffix)
+        window.close()
+        reporter.uninstall()
+        return 1 if reporter.unexpected else 0
 
     window.show_page("environment")
     settle(window, lambda: window.page("environment").env is not None)
@@ -121,6 +130,25 @@ def main() -> int:
     window.close()
     reporter.uninstall()
     return 1 if reporter.unexpected else 0
+
+
+GPU_RECORDING = REPO / "tests" / "data" / "env" / "gpu_deep.json"
+# CUDNN_STATUS_NOT_INITIALIZED from a conv3d, as posted in Comfy-Org/ComfyUI#11723.
+GPU_ERROR = REPO / "tests" / "data" / "matcher" / "cases" / "notinit-comfyui-11723.txt"
+
+
+def capture_gpu(window: MainWindow, out: Path, suffix: str) -> None:
+    """The GPU server's environment opened from its JSON, and a real GPU error diagnosed."""
+    env = window.show_page("environment")
+    env.open_file(str(GPU_RECORDING))
+    settle(window, lambda: env.loaded is not None)
+    shoot(window, out, f"environment-gpu{suffix}")
+
+    diagnose = window.show_page("diagnose")
+    diagnose.input.setPlainText(GPU_ERROR.read_text(encoding="utf-8"))
+    diagnose.diagnose()
+    settle(window, lambda: diagnose.report is not None)
+    shoot(window, out, f"diagnose-gpu{suffix}")
 
 
 if __name__ == "__main__":

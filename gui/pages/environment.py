@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
     QGridLayout,
+    QHBoxLayout,
+    QLabel,
     QPushButton,
     QScrollArea,
     QVBoxLayout,
@@ -16,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from core.env import Environment, detect
 from core.env.runner import CheckCancelledError
+from core.env.saved import SavedEnvironment, load_saved
 from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.widgets import env_cards
@@ -35,32 +42,16 @@ class EnvironmentPage(Page):
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
         self.env: Environment | None = None
+        self.loaded: SavedEnvironment | None = None  # set while a file's environment is shown
+        self._opening: str | None = None  # a file being read
+        self._superseded = False  # the running check was cancelled because a file was opened
         self.running: str | None = None  # "quick" | "deep" while a check runs
         self._started = False
-        self.picker = InterpreterPicker(ctx)
-        self.action_row.addWidget(self.picker)
-        self.refresh_button = QPushButton("Refresh")
-        self.refresh_button.setToolTip("Quick check: no torch import (F5)")
-        self.refresh_button.clicked.connect(self.refresh)
-        self.action_row.addWidget(self.refresh_button)
-        self.deep_button = QPushButton("Deep check")
-        self.deep_button.setProperty("primary", True)
-        self.deep_button.setToolTip(
-            "Imports torch in a child process, runs a tiny conv, matmul and LSTM on each GPU "
-            "and reads which libraries are really loaded"
-        )
-        self.deep_button.clicked.connect(self.deep_check)
-        self.action_row.addWidget(self.deep_button)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the check and end its probe processes (Esc)")
-        self.cancel_button.setShortcut("Esc")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.setVisible(False)
-        self.action_row.addWidget(self.cancel_button)
-        # Set to stop the check in progress: its probes' process groups are killed.
-        self._cancel = threading.Event()
+        self._build_actions()
         self.state_label = label("", "muted")
         self.body.addWidget(self.state_label)
+        self.banner = self._build_banner()
+        self.body.addWidget(self.banner)
         self._clock = QElapsedTimer()
         self._ticker = QTimer(self)
         self._ticker.setInterval(1000)
@@ -76,12 +67,51 @@ class EnvironmentPage(Page):
         ctx.target.changed.connect(lambda _p: self.refresh())
         ctx.theme.changed.connect(lambda _c: self._render())
 
+    def _build_actions(self) -> None:
+        self.picker = InterpreterPicker(self.ctx)
+        self.action_row.addWidget(self.picker)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Quick check: no torch import (F5)")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.action_row.addWidget(self.refresh_button)
+        self.deep_button = QPushButton("Deep check")
+        self.deep_button.setProperty("primary", True)
+        self.deep_button.setToolTip(
+            "Imports torch in a child process, runs a tiny conv, matmul and LSTM on each GPU "
+            "and reads which libraries are really loaded"
+        )
+        self.deep_button.clicked.connect(self.deep_check)
+        self.action_row.addWidget(self.deep_button)
+        self.open_button = QPushButton("Open…")
+        self.open_button.setToolTip(
+            "Show a saved environment or report JSON, e.g. `cuda-clinic env --json` from a GPU "
+            "server (Ctrl+O; or drop the file on this page)"
+        )
+        self.open_button.clicked.connect(self.choose_file)
+        self.action_row.insertWidget(1, self.open_button)
+        shortcut = QShortcut(QKeySequence.StandardKey.Open, self)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(self.choose_file)
+        self.setAcceptDrops(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the check and end its probe processes (Esc)")
+        self.cancel_button.setShortcut("Esc")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setVisible(False)
+        self.action_row.addWidget(self.cancel_button)
+        # Set to stop the check in progress: its probes' process groups are killed.
+        self._cancel = threading.Event()
+
     def activate(self, arg: Any = None) -> None:
         """Run the first quick check when the page is first shown."""
         if not self._started:
             self._started = True
             # After the window's first paint: the probe child competes for the CPU.
-            QTimer.singleShot(0, self.refresh)
+            QTimer.singleShot(0, self._first_check)
+
+    def _first_check(self) -> None:
+        if self.env is None and self._opening is None:
+            self.refresh()
 
     def refresh(self) -> None:
         """A quick check (no torch import)."""
@@ -104,11 +134,96 @@ class EnvironmentPage(Page):
         self._ticker.stop()
         super().shutdown()
 
+    def choose_file(self) -> None:
+        """Pick a saved environment/report JSON and show it."""
+        start = self.ctx.settings.last_dir("environment")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a saved environment", start, "JSON files (*.json);;All files (*)"
+        )
+        if path:
+            self.ctx.settings.set_last_dir("environment", str(Path(path).parent))
+            self.open_file(path)
+
+    def open_file(self, path: str) -> None:
+        """Read `path` off the GUI thread and show its environment, labelled as not this machine."""
+        if self.running:  # the file wins: stop the check and drop its result
+            self._superseded = True
+            self._cancel.set()
+        self._opening = path
+        self.state_label.setText(f"Opening {path} …")
+        self.ctx.tasks.run(lambda: load_saved(path), self._on_loaded, self._on_open_failed)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
+        """Accept a dragged local file."""
+        urls = event.mimeData().urls()
+        if len(urls) == 1 and urls[0].isLocalFile():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 (Qt override)
+        """Open the dropped file."""
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            event.acceptProposedAction()
+            self.open_file(urls[0].toLocalFile())
+
+    def _build_banner(self) -> QFrame:
+        banner = QFrame()
+        banner.setProperty("severity", "info")
+        row = QHBoxLayout(banner)
+        row.setContentsMargins(14, 10, 12, 10)
+        column = QVBoxLayout()
+        column.setSpacing(2)
+        self.banner_title = QLabel()
+        font = self.banner_title.font()
+        font.setWeight(font.Weight.DemiBold)
+        self.banner_title.setFont(font)
+        self.banner_detail = QLabel()
+        self.banner_detail.setWordWrap(True)
+        self.banner_detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        column.addWidget(self.banner_title)
+        column.addWidget(self.banner_detail)
+        row.addLayout(column, 1)
+        back = QPushButton("Check this machine")
+        back.setToolTip("Leave the file and run a quick check of the target interpreter here")
+        back.clicked.connect(self.refresh)
+        row.addWidget(back, 0, Qt.AlignmentFlag.AlignVCenter)
+        banner.setVisible(False)
+        return banner
+
+    def _on_loaded(self, saved: SavedEnvironment) -> None:
+        self._opening = None
+        self.loaded = saved
+        self.env = saved.env
+        self.banner_title.setText("Opened from a file: this is not this machine's environment")
+        detail = saved.describe()
+        if saved.note and saved.kind == "recording":
+            detail += f"\nNote in the recording: {saved.note}"
+        elif saved.note and saved.kind == "report":
+            detail += f"\nReport generated {saved.note}"
+        self.banner_detail.setText(f"{detail}\n{saved.path}")
+        self.banner.setVisible(True)
+        self.state_label.setText(
+            "Everything below describes the machine in the file. "
+            "Refresh or Deep check examines this machine again."
+        )
+        self._render()
+        count = len(saved.env.findings)
+        self.status.emit(
+            f"Opened {Path(saved.path).name}: {count} finding{'s' * (count != 1)}, "
+            "from another machine."
+        )
+
+    def _on_open_failed(self, exc: BaseException) -> None:
+        self._opening = None
+        self.state_label.setText("The file could not be opened; see the message.")
+        self.ctx.errors.report(exc)
+
     def _detect(self, deep: bool) -> None:
         if self.running or self.ctx.tasks.closed:
             return
         self.running = "deep" if deep else "quick"
         self._started = True
+        self._superseded = False
         python = self.ctx.target.path
         cancel = self._cancel = threading.Event()
         self.refresh_button.setEnabled(False)
@@ -157,7 +272,11 @@ class EnvironmentPage(Page):
         mode = self.running
         seconds = self._clock.elapsed() / 1000
         self._finish_run()
+        if self._superseded:  # finished before the cancel took effect; the file is shown
+            return
         self.env = env
+        self.loaded = None
+        self.banner.setVisible(False)
         what = (
             "Deep check (torch imported in a child process)"
             if mode == "deep"
@@ -171,8 +290,10 @@ class EnvironmentPage(Page):
     def _on_failed(self, exc: BaseException) -> None:
         mode = self.running
         self._finish_run()
+        if isinstance(exc, CheckCancelledError) and self._superseded:
+            return
         if isinstance(exc, CheckCancelledError):
-            shown = "the environment loaded before" if self.env is not None else "nothing yet"
+            shown = "the environment shown before" if self.env is not None else "nothing yet"
             self.state_label.setText(f"The {mode} check was cancelled; showing {shown}.")
             self.status.emit("Check cancelled; its probe processes were ended.")
             return

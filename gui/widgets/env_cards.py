@@ -53,7 +53,12 @@ def cuda_card(env: Environment) -> Card:
     toolkits = env.toolkits.get("toolkits") or []
     nvcc = env.toolkits.get("nvcc") or {}
     if toolkits or nvcc:
-        shown = [f"{_or(t.get('version'), '?')} at {t.get('root')}" for t in toolkits]
+        shown = [
+            f"{t['version']} at {t.get('root')}"
+            if t.get("version")
+            else f"{t.get('root')} (version not readable)"
+            for t in toolkits
+        ]
         if nvcc.get("path"):
             shown.append(f"nvcc {_or(nvcc.get('version'), '?')} on PATH ({nvcc['path']})")
         toolkit_text = "\n".join(shown)

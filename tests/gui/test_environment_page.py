@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -82,3 +83,78 @@ def test_cancel_button_stops_a_deep_check_and_keeps_the_last_result(
     assert page.deep_button.isEnabled() and not page.cancel_button.isVisible()
     assert not ctx.errors.open_dialogs
     window.close()
+
+
+def shown_text(page: EnvironmentPage) -> str:
+    """Every label's text on the page's content area."""
+    from PySide6.QtWidgets import QLabel
+
+    return "\n".join(w.text() for w in page.content.findChildren(QLabel))
+
+
+def test_opened_recording_shows_the_gpu_machine_labelled_as_not_this_one(
+    qtbot, ctx: AppContext
+) -> None:
+    page = EnvironmentPage(ctx)
+    qtbot.addWidget(page)
+    page.show()
+    page.open_file(str(DATA / "gpu_deep.json"))
+    qtbot.wait_until(lambda: page.loaded is not None, timeout=10_000)
+    assert page.banner.isVisible()
+    assert "not this machine" in page.banner_title.text()
+    assert "gpu_deep.json" in page.banner_detail.text()
+    assert "NVIDIA H200" in page.banner_detail.text()
+    assert "NVIDIA H200" in shown_text(page)  # the GPU card shows the recorded GPU
+    messages = [box.message.text() for box in page.finding_boxes]
+    assert messages == [f.message for f in page.loaded.env.findings]
+    assert page.running is None  # opening a file starts no probe of this machine
+
+
+def test_dropping_a_saved_env_json_opens_it_and_refresh_returns_to_this_machine(
+    qtbot, ctx: AppContext, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
+    from core.env.saved import load_saved
+
+    saved = tmp_path / "colleague-env.json"
+    saved.write_text(json.dumps(load_saved(DATA / "gpu_deep.json").env.to_dict()))
+    page = EnvironmentPage(ctx)
+    qtbot.addWidget(page)
+    page.show()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(saved))])
+    args = (
+        QPointF(50, 50),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    # Qt delivers drag events only during a real drag; the page's handlers get them as Qt would.
+    enter = QDragEnterEvent(QPoint(50, 50), *args[1:])
+    enter.setAccepted(False)
+    page.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    page.dropEvent(QDropEvent(*args))
+    qtbot.wait_until(lambda: page.loaded is not None, timeout=10_000)
+    assert page.loaded.kind == "env"
+    assert "colleague-env.json" in page.banner_detail.text()
+    page.refresh()
+    qtbot.wait_until(lambda: page.running is None and page.loaded is None, timeout=60_000)
+    assert not page.banner.isVisible()
+    assert "NVIDIA H200" not in shown_text(page)  # this VM has no GPU
+
+
+def test_a_file_that_is_not_an_environment_gets_one_sentence(
+    qtbot, ctx: AppContext, tmp_path: Path
+) -> None:
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": "world"}')
+    page = EnvironmentPage(ctx)
+    qtbot.addWidget(page)
+    page.open_file(str(bad))
+    qtbot.wait_until(lambda: bool(ctx.errors.open_dialogs), timeout=10_000)
+    assert "not an environment JSON" in ctx.errors.open_dialogs[0].text()
+    assert page.loaded is None and not ctx.errors.unexpected

@@ -1,0 +1,78 @@
+"""Open a saved environment: `env --json` output, a report JSON, or a probe recording."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.env.model import Environment
+from core.errors import UsageError
+
+REPORT_KIND = "cuda-clinic-report"  # core.report.model.REPORT_KIND (not imported: it is heavier)
+
+
+@dataclass
+class SavedEnvironment:
+    """An Environment read from a file, with where it came from and what kind of file it was."""
+
+    env: Environment
+    path: str
+    kind: str  # "env" | "report" | "recording"
+    note: str = ""  # a recording's note, or the report's generation time
+
+    def describe(self) -> str:
+        """One line naming the file and the machine the environment was recorded on."""
+        plat = self.env.platform
+        machine = " ".join(str(plat.get(k)) for k in ("system", "machine") if plat.get(k))
+        if plat.get("distribution"):
+            machine += f", {plat['distribution']}"
+        gpus = sorted({g.name for g in self.env.gpus if g.name})
+        what = {"env": "environment JSON", "report": "report", "recording": "probe recording"}
+        parts = [f"{Path(self.path).name} ({what[self.kind]}, {self.env.mode} check)"]
+        if machine:
+            parts.append(machine)
+        if gpus:
+            parts.append(", ".join(gpus))
+        return " · ".join(parts)
+
+
+def load_saved(path: str | Path) -> SavedEnvironment:
+    """Read `path` and rebuild its Environment; UsageError names what is wrong with the file."""
+    source = Path(path)
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{source} could not be read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{source} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{source} holds no CUDA Clinic environment (not a JSON object)")
+    return _from_data(data, str(source))
+
+
+def _from_data(data: dict[str, Any], path: str) -> SavedEnvironment:
+    if data.get("kind") == REPORT_KIND:
+        env = data.get("environment")
+        if not isinstance(env, dict):
+            raise UsageError(f"the report {path} was made without an environment section")
+        return SavedEnvironment(_rebuild(env, path), path, "report", str(data.get("generated_at")))
+    if isinstance(data.get("quick"), dict) and "status" in data:
+        from core.env import assemble
+
+        deep = data.get("deep") if isinstance(data.get("deep"), dict) else None
+        env = assemble(data["quick"], deep, data["status"], deep=bool(data.get("deep_mode")))
+        return SavedEnvironment(env, path, "recording", str(data.get("note") or ""))
+    if "python" in data and "findings" in data:
+        return SavedEnvironment(_rebuild(data, path), path, "env")
+    raise UsageError(
+        f"{path} is not an environment JSON, report or probe recording from CUDA Clinic"
+    )
+
+
+def _rebuild(data: dict[str, Any], path: str) -> Environment:
+    try:
+        return Environment.from_dict(data)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise UsageError(f"the environment in {path} could not be read ({exc})") from None
