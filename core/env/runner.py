@@ -156,5 +156,6 @@ def run_probes(
         for proc in (quick_proc, deep_proc):
             if proc is not None and proc.poll() is None:
                 _kill_group(proc)
-                proc.wait()
+            if proc is not None and proc.stdout is not None and not proc.stdout.closed:
+                proc.communicate()  # reap it and close its pipes (no ResourceWarning later)
     return quick, deep_run

@@ -81,3 +81,36 @@ def test_a_check_given_an_unset_cancel_event_finishes_normally(slow_torch: Path)
     assert env.mode == "quick"
     assert env.to_dict()["python"]["executable"]
     assert not slow_torch.exists()
+
+
+def test_cancel_while_the_quick_probe_still_runs_ends_both_children(
+    slow_torch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A target whose quick probe hangs too: a sitecustomize that sleeps in every child.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os, time\n"
+        "open(os.environ['CLINIC_TEST_STARTED'] + str(os.getpid()), 'w').close()\n"
+        "time.sleep(300)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{SLOW_TORCH}")
+    monkeypatch.setenv("CLINIC_TEST_STARTED", str(tmp_path / "started-"))
+    cancel = threading.Event()
+    outcome: dict[str, BaseException] = {}
+
+    def check() -> None:
+        try:
+            detect(sys.executable, deep=True, cancel=cancel)
+        except BaseException as exc:  # the test inspects whatever ended the check
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=check)
+    thread.start()
+    assert wait_for(lambda: len(list(tmp_path.glob("started-*"))) == 2, 60), "no probes started"
+    pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("started-*")]
+    cancel.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert isinstance(outcome.get("error"), CheckCancelledError)
+    assert wait_for(lambda: not any(alive(p) for p in pids), 5)
