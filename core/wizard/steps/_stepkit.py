@@ -232,7 +232,7 @@ def error_event(exc: BaseException, **extra: Any) -> dict[str, Any]:
     """An event describing a failed GPU call (the exception travels on as the step's error)."""
     return {
         "kind": "error",
-        "type": type(exc).__name__,
+        "error_type": type(exc).__name__,
         "message": str(exc)[:2000],
         "source": error_source(exc),
         **extra,
