@@ -88,7 +88,10 @@ def test_memory_pressure_wizards_record_what_this_gpu_raises(scenario_id: str) -
         assert at_op and at_op[0]["cached_free_mb"] >= 128.0
         errors = [e for e in repro["events"] if e.get("kind") == "error"]
         assert not errors or "Tried to allocate 128.00 MiB" not in errors[0]["message"]
-    assert outcome(steps, "free-gpu-memory") == "fixed"
+    # With 1 GB free the step runs cleanly: a fix when the repro failed, and otherwise one more
+    # clean attempt (the H200 with cuDNN 9.19 found a no-workspace algorithm at 0-4 MB free).
+    expected = "fixed" if repro["outcome"] != "not_reproduced" else "not_reproduced"
+    assert outcome(steps, "free-gpu-memory") == expected
 
 
 def test_every_cuda_scenario_is_covered_here() -> None:
