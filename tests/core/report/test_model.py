@@ -130,7 +130,7 @@ def test_absence_the_probe_established_is_said_in_words(recorded: Any) -> None:
     assert h200["Nvidia driver version"] == "580.159.04"
     assert h200["Is debug build"] is False  # version.py's text in the recording, as a flag
     assert h200["libcudnn LOADED from"].endswith("site-packages/nvidia/cudnn/lib")
-    assert h200["CPU"] is None  # recorded before the probe read /proc/cpuinfo
+    assert h200["CPU"] == "Intel(R) Xeon(R) Processor"  # the recording's /proc/cpuinfo
 
 
 def test_deep_mode_here_leaves_only_cmake_uncollected() -> None:
