@@ -136,6 +136,12 @@ class EntryRenderer:
         if item.evidence:
             ev = "".join(f"<li>{linkify(e)}</li>" for e in item.evidence)
             lines.append(f'<ul style="color:{c.muted};">{ev}</ul>')
+        if item.runs:
+            records = ", ".join(html.escape(run) for run in item.runs)
+            lines.append(
+                f'<p style="color:{c.muted};">Measured on a GPU by the wizard step '
+                f"<b>{html.escape(item.step)}</b>; evidence record: {records}</p>"
+            )
         if item.notes:
             lines.append(f"<p><i>{html.escape(item.notes)}</i></p>")
         return "".join(lines)

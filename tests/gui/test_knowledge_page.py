@@ -74,3 +74,11 @@ def test_wizard_button_asks_for_the_wizard_page(qtbot, ctx: AppContext) -> None:
     with qtbot.wait_signal(page.navigate, timeout=2000) as blocker:
         page.wizard_button.click()
     assert blocker.args == ["wizard", "cuda/rnn-dtype-mismatch"]
+
+
+def test_measured_workarounds_name_their_gpu_evidence_record(qtbot, ctx: AppContext) -> None:
+    page = _loaded_page(qtbot, ctx)
+    page.select("cuda/cudnn-rnn-double-backward")
+    text = page.view.toPlainText()
+    assert "Measured on a GPU by the wizard step disable-cudnn-rnn-forward" in text
+    assert "evidence/cuda__cudnn-rnn-double-backward.json" in text
