@@ -127,7 +127,7 @@ def _measure(session: _Session, payload: dict[str, Any], plan: Plan, quick: bool
     device = payload["device"]["type"]
     session.event(stage="ceilings", message="Measuring the device's matmul and copy ceilings")
     value = session.required(
-        "harness.py",
+        "_harness.py",
         "ceilings",
         {"dtypes": dtypes, "quick": quick, "device": device},
         CEILINGS_TIMEOUT_S,
@@ -174,7 +174,7 @@ def run_sweep(
     with Worker(python=python) as worker:
         session = _Session(worker, on_event, cancel)
         session.event(stage="probe", message=f"Starting {worker.python} and probing the device")
-        probe = session.required("harness.py", "probe", {}, PROBE_TIMEOUT_S)
+        probe = session.required("_harness.py", "probe", {}, PROBE_TIMEOUT_S)
         if probe is None:
             return {"kind": kind, "quick": quick, "status": "cancelled", "results": []}
         device = {

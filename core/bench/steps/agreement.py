@@ -5,34 +5,18 @@ Standard library and torch only: the worker loads this file by path in the targe
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import _harness as harness
 import torch
 from torch.nn import functional
 from torch.utils import benchmark
 
 
-def load_harness() -> ModuleType:
-    """The sibling harness module, loaded by path once per process (steps never import core)."""
-    name = "cuda_clinic_bench_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("harness.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def _ops(device: torch.device) -> list[tuple[str, Callable[[Any], Any], Callable[[], Any], int]]:
     """(name, fn, make-one-input-set, bytes per set) for a matmul, a conv, an LSTM, an add."""
-    harness = load_harness()
     gpu = device.type == "cuda"
     dtype = torch.float16 if gpu else torch.float32
     n = 4096 if gpu else 256
@@ -90,13 +74,12 @@ def _timer_ms(fn: Callable[[Any], Any], inputs: list[Any], min_run_time: float) 
 
 def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Time each operation with the harness and with torch.utils.benchmark.Timer."""
-    harness = load_harness()
     device = harness.pick_device(params)
     threads = torch.get_num_threads()
     # fewer CPU threads: on a shared machine one descheduled thread stalls the others
     torch.set_num_threads(int(params.get("threads") or threads))
     try:
-        return _compare(params, emit, harness, device)
+        return _compare(params, emit, device)
     finally:
         torch.set_num_threads(threads)
 
@@ -104,7 +87,6 @@ def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> d
 def _compare(
     params: dict[str, Any],
     emit: Callable[[dict[str, Any]], None],
-    harness: ModuleType,
     device: torch.device,
 ) -> dict[str, Any]:
     """The comparison proper, under the thread setting chosen by `compare`."""

@@ -5,34 +5,18 @@ Standard library and torch only: the worker loads this file by path in the targe
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import _harness as harness
 import torch
 from torch import nn
-
-
-def load_harness() -> ModuleType:
-    """The sibling harness module, loaded by path once per process (steps never import core)."""
-    name = "cuda_clinic_bench_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("harness.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def build(
     params: dict[str, Any], device: torch.device, dtype: torch.dtype
 ) -> tuple[Callable[[Any], Any], list[Any]]:
     """The timed function and its rotated random inputs for one convolution configuration."""
-    harness = load_harness()
     fmt = (
         torch.channels_last
         if params["memory_format"] == "channels_last"
@@ -82,7 +66,6 @@ def _numel(shape: tuple[int, ...]) -> int:
 
 def run_config(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Step: time one convolution configuration; one torch cannot run comes back skipped."""
-    harness = load_harness()
     device = harness.pick_device(params)
     emit({"kind": "progress", "message": f"conv {params.get('name', '')}"})
     with (

@@ -10,7 +10,7 @@ import torch
 
 from tests.core.bench.conftest import load_step
 
-harness = load_step("harness")
+harness = load_step("_harness")
 CPU = torch.device("cpu")
 
 

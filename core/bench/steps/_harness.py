@@ -1,6 +1,8 @@
 """Timing harness run inside the worker: device-event timing, buffer rotation, device ceilings.
 
-Standard library and torch only: the worker loads this file by path in the target interpreter.
+Standard library and torch only: the worker loads this file by path in the target interpreter,
+and the sweep steps beside it import it (the worker puts their folder on sys.path). The leading
+underscore keeps a package called `harness` in the target environment from shadowing it.
 """
 
 from __future__ import annotations
