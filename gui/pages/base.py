@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +28,22 @@ def label(text: str = "", role: str | None = None, wrap: bool = False) -> QLabel
         widget.setProperty("role", role)
     widget.setWordWrap(wrap)
     return widget
+
+
+def scroll_column(spacing: int) -> tuple[QScrollArea, QVBoxLayout]:
+    """A vertically scrolling column for result cards: the scroll area and the column's layout.
+
+    The layout ends in a stretch, so cards inserted before it stay at the top."""
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    holder = QWidget()
+    column = QVBoxLayout(holder)
+    column.setContentsMargins(0, 0, 6, 0)
+    column.setSpacing(spacing)
+    column.addStretch(1)
+    scroll.setWidget(holder)
+    return scroll, column
 
 
 class Page(QWidget):

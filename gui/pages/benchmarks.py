@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -28,7 +27,7 @@ from core.bench.charts import BarChart, build_charts, compare_chart
 from core.bench.recommend import environment_line
 from gui.charts import ChartView
 from gui.context import AppContext
-from gui.pages.base import Page, label
+from gui.pages.base import Page, label, scroll_column
 from gui.tasks import RunTask
 from gui.widgets.cards import Card
 from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
@@ -117,15 +116,7 @@ class BenchmarksPage(Page):
         self.run_progress.setTextVisible(False)
         self.run_progress.setVisible(False)
         column.addWidget(self.run_progress)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        holder = QWidget()
-        self.results = QVBoxLayout(holder)
-        self.results.setContentsMargins(0, 0, 6, 0)
-        self.results.setSpacing(12)
-        self.results.addStretch(1)
-        scroll.setWidget(holder)
+        scroll, self.results = scroll_column(12)
         column.addWidget(scroll, 1)
         return side
 

@@ -10,7 +10,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -18,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from core.kb import KnowledgeBase, MatchReport, match
 from gui.context import AppContext
-from gui.pages.base import Page, label
+from gui.pages.base import Page, label, scroll_column
 from gui.widgets.cards import FindingBox
 from gui.widgets.log_input import LogInput, read_log
 from gui.widgets.match_card import MatchCard
@@ -83,15 +82,7 @@ class DiagnosePage(Page):
         column.addWidget(self.headline)
         self.summary = label("", "muted", wrap=True)
         column.addWidget(self.summary)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        holder = QWidget()
-        self.results = QVBoxLayout(holder)
-        self.results.setContentsMargins(0, 0, 6, 0)
-        self.results.setSpacing(10)
-        self.results.addStretch(1)
-        scroll.setWidget(holder)
+        scroll, self.results = scroll_column(10)
         column.addWidget(scroll, 1)
         return side
 
