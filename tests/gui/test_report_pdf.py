@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import statistics
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,38 +11,12 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QApplication
 
-from core.bench.charts import BarChart, Series, render_svg
 from core.env import detect
 from core.report import build_report, redact
 from gui.report_pdf import build_document, chart_image, render_pdf
+from tests.charts import measured_chart
 
 LOG = "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
-
-
-def _sort_chart(chart_id: str) -> dict[str, Any]:
-    """Real timings of sorted() on this machine, drawn by core.bench's SVG renderer."""
-    sizes = (1_000, 10_000, 100_000)
-    med, low, high = [], [], []
-    for n in sizes:
-        data = list(range(n, 0, -1))
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            sorted(data)
-            times.append((time.perf_counter() - start) * 1000)
-        med.append(statistics.median(times))
-        low.append(min(times))
-        high.append(max(times))
-    chart = BarChart(
-        id=chart_id,
-        title=f"sorted() on this machine ({chart_id})",
-        subtitle="CPU",
-        categories=tuple(f"{n:,}" for n in sizes),
-        series=(Series("sorted", tuple(med), tuple(low), tuple(high)),),
-        axis_label="time",
-        unit="ms",
-    )
-    return {"id": chart_id, "title": chart.title, "svg": render_svg(chart), "data": chart.to_dict()}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +25,7 @@ def report() -> dict[str, Any]:
         build_report(
             environment=detect().to_dict(),
             error_text=LOG * 400,
-            charts=[_sort_chart("a"), _sort_chart("b")],
+            charts=[measured_chart("a"), measured_chart("b")],
         )
     )
     return shared
