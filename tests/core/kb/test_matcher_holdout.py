@@ -6,22 +6,16 @@ with it, so it estimates how the signatures do on error text nobody fitted them 
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from core.kb import KnowledgeBase, match, open_kb
+from tests.core.kb.labelled import load_cases, score
 
 HOLDOUT = Path(__file__).resolve().parents[2] / "data" / "matcher_holdout"
 DEVSET = Path(__file__).resolve().parents[2] / "data" / "matcher"
-
-
-def load_cases(root: Path) -> list[dict[str, str]]:
-    """The manifest of a labelled set: file, expected id ("" for a negative), source, url."""
-    with (root / "cases.toml").open("rb") as handle:
-        return list(tomllib.load(handle)["case"])
 
 
 @pytest.fixture(scope="module")
@@ -56,30 +50,11 @@ def test_holdout_covers_every_family_it_labels(bundled_kb: KnowledgeBase) -> Non
 
 def test_holdout_accuracy(bundled_kb: KnowledgeBase) -> None:
     """Top-1 >= 90 %, top-3 >= 97 %, no confident match on negatives; prints the table."""
-    rows, top1, top3, positives, false_alarms = [], 0, 0, 0, []
-    for case in load_cases(HOLDOUT):
-        text = (HOLDOUT / case["file"]).read_text(encoding="utf-8")
-        report = match(text, bundled_kb, top=3)
-        got = [m.id for m in report.matches if m.confident]
-        expected = case["expected"]
-        if expected:
-            positives += 1
-            top1 += bool(got[:1] == [expected])
-            top3 += expected in got[:3]
-            verdict = "ok" if got[:1] == [expected] else "top3" if expected in got else "MISS"
-        else:
-            verdict = "ok" if not got else "FALSE ALARM"
-            if got:
-                false_alarms.append(case["file"])
-        best = (
-            f"{report.matches[0].id} {report.matches[0].confidence:.2f}" if report.matches else "-"
-        )
-        rows.append(f"{verdict:<11} {case['file']:<48} want {expected or '(none)':<38} got {best}")
-    print("\n".join(["", *rows]))
-    print(f"top-1 {top1}/{positives}  top-3 {top3}/{positives}  false alarms {len(false_alarms)}")
-    assert top1 / positives >= 0.90
-    assert top3 / positives >= 0.97
-    assert false_alarms == []
+    result = score(HOLDOUT, bundled_kb, file_width=48)
+    print(result.table())
+    assert result.top1 / result.positives >= 0.90
+    assert result.top3 / result.positives >= 0.97
+    assert result.false_alarms == []
 
 
 def _hard_wrap(text: str, width: int) -> str:
