@@ -43,16 +43,58 @@ class _GuiCommand:
         return launch(screenshot=args.screenshot, page=args.page)
 
 
+# System libraries Qt's X11 (xcb) platform plugin loads; Qt aborts the process when one is
+# missing, so they are checked first. Debian/Ubuntu package names in the same order.
+XCB_LIBRARIES = (
+    ("libxcb-cursor.so.0", "libxcb-cursor0"),
+    ("libxcb-icccm.so.4", "libxcb-icccm4"),
+    ("libxcb-image.so.0", "libxcb-image0"),
+    ("libxcb-keysyms.so.1", "libxcb-keysyms1"),
+    ("libxcb-randr.so.0", "libxcb-randr0"),
+    ("libxcb-render-util.so.0", "libxcb-render-util0"),
+    ("libxcb-shape.so.0", "libxcb-shape0"),
+    ("libxcb-xkb.so.1", "libxcb-xkb1"),
+    ("libxkbcommon-x11.so.0", "libxkbcommon-x11-0"),
+)
+
+
+def missing_xcb_packages() -> list[str]:
+    """Debian packages whose libraries the X11 platform plugin needs but cannot load here."""
+    if not sys.platform.startswith("linux") or not os.environ.get("DISPLAY"):
+        return []
+    if os.environ.get("QT_QPA_PLATFORM", "xcb").split(":")[0] != "xcb":
+        return []
+    import ctypes
+
+    missing = []
+    for soname, package in XCB_LIBRARIES:
+        try:
+            ctypes.CDLL(soname)
+        except OSError:
+            missing.append(package)
+    return missing
+
+
+def _print_summary_instead(reason: str) -> None:
+    from core.env import detect, render_human
+
+    print(f"cuda-clinic: {reason}; printing the environment summary instead.")
+    print(render_human(detect()))
+
+
 def launch(screenshot: str | None = None, page: str | None = None) -> int:
     """Start the app, or with no display say so in one line and print the env summary."""
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     elif not has_display():
-        from core.env import detect, render_human
-
-        print("cuda-clinic: no display found; printing the environment summary instead.")
-        print(render_human(detect()))
+        _print_summary_instead("no display found")
         return 0
+    elif missing := missing_xcb_packages():
+        _print_summary_instead(
+            "the X11 display needs system libraries Qt cannot find "
+            f"(install: sudo apt-get install {' '.join(missing)})"
+        )
+        return 1
     from gui.app import main as gui_main
 
     return gui_main(screenshot=screenshot, page=page)
