@@ -15,7 +15,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from core.errors import TargetPythonError
+from core.target import resolve_python
 
 WORKER_MAIN = Path(__file__).resolve().parent / "worker_main.py"
 RESULT_FD_ENV = "CUDA_CLINIC_RESULT_FD"
@@ -152,25 +152,6 @@ def _pump_results(fd: int, out: queue.Queue[tuple[str, Any]]) -> None:
     out.put(("eof", None))
 
 
-def resolve_target(python: str | None) -> str:
-    """The target interpreter path, validated (core.target when present, else a minimal check)."""
-    try:
-        from core.target import resolve_python  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return _minimal_resolve(python)
-    return str(resolve_python(python))
-
-
-def _minimal_resolve(python: str | None) -> str:
-    """Accept an existing executable file; default to this interpreter."""
-    if python is None:
-        return sys.executable
-    path = Path(python).expanduser()
-    if not path.is_file() or not os.access(path, os.X_OK):
-        raise TargetPythonError(f"{python} is not an executable Python interpreter")
-    return str(path)
-
-
 class _Child:
     """One running worker process with its reader threads."""
 
@@ -266,7 +247,7 @@ class Worker:
         env: dict[str, str] | None = None,
         log_limit: int = 1_000_000,
     ) -> None:
-        self.python = resolve_target(python)
+        self.python = resolve_python(python)
         self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
         self.log_limit = log_limit
         self._child: _Child | None = None
