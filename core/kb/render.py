@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from core.kb.schema import Entry, Workaround
@@ -22,21 +23,74 @@ _CLAIM_LABEL = {
 WIDTH = 96
 
 
-def _wrap(text: str, indent: str = "  ") -> list[str]:
+_ITEM = re.compile(r"(?:[-*]|\d+\.) ")
+_HEADING = re.compile(r"#{1,6}\s+(.*)")
+
+
+def _wrap(text: str, indent: str = "  ", hang: str | None = None) -> list[str]:
+    """Wrap to WIDTH; a list item ("- x", "2. x") hangs its continuation under its text."""
+    if hang is None:
+        bullet = _ITEM.match(text)
+        hang = " " * len(bullet.group(0)) if bullet else ""
     # Never split ids, paths or file names at their hyphens: users copy them.
     lines = textwrap.wrap(
         text,
         WIDTH,
         initial_indent=indent,
-        subsequent_indent=indent,
+        subsequent_indent=indent + hang,
         break_on_hyphens=False,
         break_long_words=False,
     )
     return lines or [indent]
 
 
+def _body_blocks(body: str) -> list[tuple[str, str]]:
+    """The Markdown body as (kind, text) blocks: heading, item, text, code or blank."""
+    blocks: list[tuple[str, str]] = []
+    in_fence = False
+    for raw in body.strip().splitlines():
+        line = raw.strip()
+        heading = _HEADING.fullmatch(line)
+        if line.startswith("```"):
+            in_fence = not in_fence
+        elif in_fence:
+            blocks.append(("code", raw.rstrip()))
+        elif not line:
+            blocks.append(("blank", ""))
+        elif heading:
+            blocks.append(("heading", heading.group(1)))
+        elif _ITEM.match(line):
+            blocks.append(("item", line))
+        elif blocks and blocks[-1][0] in ("item", "text"):
+            # A continuation line (indented or lazy) belongs to the block above it.
+            kind, text = blocks[-1]
+            blocks[-1] = (kind, f"{text} {line}")
+        else:
+            blocks.append(("text", line))
+    return blocks
+
+
+def _body_lines(body: str) -> list[str]:
+    """The Markdown body reflowed for a terminal: headings as section labels, no bold markers."""
+    lines: list[str] = []
+    for kind, raw in _body_blocks(body):
+        text = raw.replace("**", "")
+        if kind == "heading":
+            if lines and lines[-1]:
+                lines.append("")
+            lines.append(f"{text}:")
+        elif kind == "blank":
+            if lines and lines[-1]:
+                lines.append("")
+        elif kind == "code":
+            lines.append(f"      {text}")
+        else:
+            lines += _wrap(text, "  ")
+    return lines
+
+
 def _workaround_lines(index: int, item: Workaround) -> list[str]:
-    lines = [f"  {index}. [{_VERDICT_LABEL.get(item.verdict, item.verdict)}] {item.title}"]
+    lines = _wrap(f"{index}. [{_VERDICT_LABEL.get(item.verdict, item.verdict)}] {item.title}")
     if item.snippet:
         lines += ["       " + s for s in item.snippet.strip().splitlines()]
     if item.claimed_success:
@@ -66,7 +120,9 @@ def render_entry(entry: Entry) -> str:
         ("often masks", ", ".join(entry.masked_by)),
         ("related", ", ".join(entry.related)),
     ]
-    lines += [f"{name:>12}: {value}" for name, value in facts if value]
+    for name, value in facts:
+        if value:
+            lines += _wrap(f"{name:>12}: {value}", "", hang=" " * 14)
     lines += ["", *_wrap(entry.summary, ""), ""]
     lines += ["Recognised by (regex, case-insensitive):"]
     lines += [f"  {sig}" for sig in entry.signatures] + [""]
@@ -91,7 +147,7 @@ def render_entry(entry: Entry) -> str:
             if claim.evidence:
                 lines += _wrap(claim.evidence, "     ")
         lines.append("")
-    lines.append(entry.body.rstrip())
+    lines += _body_lines(entry.body)
     lines += ["", "Citations:"]
     for cite in entry.citations:
         title = f" — {cite.title}" if cite.title else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -16,6 +17,7 @@ from core.errors import KBError
 from core.kb import UnknownEntryError, ensure_built, open_kb
 from core.kb.build import SCHEMA_VERSION, source_digest, write_database
 from core.kb.loader import load_entries
+from core.kb.render import render_entry
 
 
 @pytest.fixture
@@ -185,3 +187,45 @@ def test_cli_build_quiet(kb_src: Path) -> None:
     assert result.stdout == ""
     loud = _cli("build", "--source", str(kb_src), "--force")
     assert "5 entries ready" in loud.stdout
+
+
+def test_cli_show_every_bundled_entry_reads_in_a_terminal(repo_root: Path) -> None:
+    """Prose wraps at 96 columns, list items hang, and no raw Markdown markup is left over.
+
+    Only the verbatim parts (the title, regex signatures and code snippets) may be wider.
+    """
+    shown = _cli("show", "cuda/cudnn-rnn-performance")
+    assert shown.returncode == 0, shown.stderr
+    assert "\nHow to confirm:\n  1. Profile one step" in shown.stdout
+    entries = open_kb().entries()
+    assert len(entries) > 40
+    for entry in entries:
+        entry_id, text = entry.id, render_entry(entry)
+        lines = text.splitlines()
+        verbatim = _verbatim_lines(lines)
+        for number, line in enumerate(lines):
+            if number not in verbatim:
+                assert len(line) <= 96, (entry_id, line)
+                assert not re.match(r"#+ ", line.lstrip()), (entry_id, line)
+                assert "**" not in line, (entry_id, line)
+        assert "\nFix:\n" in text or "\nWhat happens:\n" in text, entry_id
+
+
+def _verbatim_lines(lines: list[str]) -> set[int]:
+    """Indices of the title, the regex signatures and the code snippets under a workaround."""
+    keep = {0}
+    section = ""
+    for number, line in enumerate(lines):
+        if line.startswith("Recognised by"):
+            section = "signatures"
+        elif not line:
+            section = ""
+        elif re.match(r"  \d+\. \[", line):
+            section = "title"  # a workaround title: its snippet lines follow
+        elif re.match(r" {5}\S", line):
+            # The title's wrapped continuation, else evidence or notes: prose again.
+            section = "title" if section == "title" else ""
+        elif section:
+            section = "snippet" if section == "title" else section
+            keep.add(number)
+    return keep
