@@ -89,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     from core.kb import match, open_kb
 
     text = read_input(args.file)
+    if not text.strip():
+        where = "standard input" if args.file == "-" else args.file
+        raise UsageError(f"{where} is empty: paste an error message, traceback or log")
     with open_kb(args.kb) as kb:
         report = match(text, kb, top=args.top)
     if not report.matches and looks_binary(text):
@@ -125,4 +128,6 @@ def render_report(report: MatchReport) -> str:
         out.append("(input was long: only its end was scanned)")
     if report.matches:
         out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}"]
+    if report.root_cause:
+        out.append(f"Root cause: cuda-clinic kb show {report.root_cause['id']}")
     return "\n".join(out) + "\n"

@@ -286,28 +286,36 @@ def _find_mask(
         f"(line {head.first + 1}), which it usually explains"
     )
     head.note = (
-        f"likely masked by an earlier error: {info[root.entry_id][0]} (line {root.first + 1}); "
-        "fix that first"
+        f"likely masked by {root.entry_id} at line {root.first + 1}, an earlier error that "
+        "usually causes this one; fix that first"
     )
     return {"id": root.entry_id, "line": root.first + 1, "masks": head.entry_id}
 
 
 def _evidence(cand: _Candidate, log: Log) -> tuple[Evidence, ...]:
-    """Distinct matched lines (repeats by ranks collapsed with a count), last ones first."""
+    """Distinct matched lines (repeats by ranks collapsed with a count), error lines first."""
     seen: dict[str, list[int]] = {}
-    tagged = [(h.line, "signature") for h in cand.main] + [
-        (h.line, "context") for h in cand.context
-    ]
+    # One kind per line (a line hit by a signature and a context signature is counted once).
+    line_kinds = {h.line: "context" for h in cand.context}
+    line_kinds.update({h.line: "signature" for h in cand.main})
     kinds: dict[str, str] = {}
-    for line, kind in sorted(set(tagged)):
+    for line, kind in sorted(line_kinds.items()):
         key = _PREFIX.sub("", log.lines[line]).strip()[:EVIDENCE_CHARS]
         seen.setdefault(key, []).append(line)
-        kinds.setdefault(key, kind)
+        if kinds.get(key) != "signature":
+            kinds[key] = kind
     items = [
         Evidence(lines[-1] + 1, _trim(log.lines[lines[-1]]), kinds[key], len(lines))
         for key, lines in seen.items()
     ]
-    items.sort(key=lambda e: (e.kind != "signature", -e.line))
+    # The error lines themselves before prose that merely mentions the error, then latest first.
+    items.sort(
+        key=lambda e: (
+            e.kind != "signature",
+            _line_kind(log.lines[e.line - 1]) != "exception",
+            -e.line,
+        )
+    )
     return tuple(items[:MAX_EVIDENCE])
 
 

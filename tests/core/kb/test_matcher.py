@@ -74,6 +74,19 @@ def test_repeated_by_ranks_collapses_evidence(kb: KnowledgeBase) -> None:
     assert top.evidence[0].line == 8  # the last occurrence is shown
 
 
+def test_a_line_hit_twice_is_counted_once(kb: KnowledgeBase) -> None:
+    # The signature and the context signature both hit this single line.
+    top = match(f"{MAPPING} (rerun with CUDA_LAUNCH_BLOCKING=1)", kb).matches[0]
+    assert [(e.line, e.count, e.kind) for e in top.evidence] == [(1, 1, "signature")]
+
+
+def test_error_line_shown_before_later_prose_mentions(kb: KnowledgeBase) -> None:
+    prose = [f"Tip {i}: CUDNN_STATUS_MAPPING_ERROR is often a bad index" for i in range(6)]
+    top = match("\n".join([MAPPING, *prose]), kb).matches[0]
+    assert top.evidence[0].line == 1
+    assert top.evidence[0].text == MAPPING
+
+
 def test_final_error_is_headline_and_earlier_assert_is_root(kb: KnowledgeBase) -> None:
     text = "\n".join(
         [
@@ -276,8 +289,10 @@ def test_cli_file_text_output_and_top(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode()
     assert "cuda/fixture-mapping-error" in out
-    assert "masked by" in out
+    # The root cause is named by id even when --top hides its own match.
+    assert "masked by cuda/fixture-device-assert at line 1" in out
     assert "cuda/fixture-device-assert" not in out.split("note:")[0]  # --top 1
+    assert "Root cause: cuda-clinic kb show cuda/fixture-device-assert" in out
 
 
 def test_cli_missing_file_and_bad_top(tmp_path: Path) -> None:
@@ -287,6 +302,11 @@ def test_cli_missing_file_and_bad_top(tmp_path: Path) -> None:
     assert b"Traceback" not in missing.stderr
     bad = _cli("--top", "0", stdin=b"x")
     assert bad.returncode == 2
+    empty = _cli("-", stdin=b"  \n")
+    assert empty.returncode == 2
+    assert empty.stderr.decode().strip() == (
+        "cuda-clinic: error: standard input is empty: paste an error message, traceback or log"
+    )
 
 
 def test_cli_no_match_says_so() -> None:
