@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import threading
 from typing import Any
+
+WIDTH = 96
 
 
 def add_parser(
@@ -111,7 +114,7 @@ def render_run(data: dict[str, Any]) -> str:
     lines = [
         f"{data['scenario']['id']} — {data['scenario']['title']}",
         f"python {runtime.get('python')} ({data['python']}), torch {runtime.get('torch')}, "
-        f"cuDNN {runtime.get('cudnn')}, {gpu}, driver {runtime.get('driver') or '-'}",
+        f"cuDNN {runtime.get('cudnn') or '-'}, {gpu}, driver {runtime.get('driver') or '-'}",
         "",
         f"{'step':28} {'kind':10} {'outcome':15} {'time s':>8} {'cost':>7}  note",
     ]
@@ -124,15 +127,32 @@ def render_run(data: dict[str, Any]) -> str:
             f"{step['name']:28} {step['kind']:10} {step['outcome']:15} "
             f"{step['duration_s']:8.2f} {cost:>7}  {note}"
         )
+    lines += _cost_legend(data["steps"])
     verdict = data["verdict"]
-    lines += ["", verdict["summary"]]
-    lines += [f"- {text}" for text in verdict.get("recommendations", [])]
+    lines += ["", *textwrap.wrap(verdict["summary"], WIDTH, break_on_hyphens=False)]
+    items = [f"- {text}" for text in verdict.get("recommendations", [])]
     for claim in verdict.get("claims", []):
         holds = {True: "holds", False: "does not hold", None: "not verified"}[claim["holds"]]
-        lines.append(f"- claim: {claim['claim']} -> {holds} ({claim['measured']})")
+        items.append(f"- claim: {claim['claim']} -> {holds} ({claim['measured']})")
+    for item in items:
+        lines += textwrap.wrap(item, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
     if data.get("id") is not None:
         lines.append(f"saved as run {data['id']} (cuda-clinic wizard history {data['id']})")
     return "\n".join(lines)
+
+
+def _cost_legend(steps: list[dict[str, Any]]) -> list[str]:
+    """What the cost column compares against: "time s" is the whole step, cost is not."""
+    baselines = {
+        (step["baseline"], step["baseline_ms"])
+        for step in steps
+        if step.get("cost_ratio") is not None and step.get("baseline")
+    }
+    return [
+        f"cost: the step's measured median time against the baseline, {name} ({ms:.4g} ms)"
+        for name, ms in sorted(baselines, key=lambda b: (b[0], b[1] or 0.0))
+        if ms is not None
+    ]
 
 
 def _history(run_id: int | None, scenario: str | None, limit: int, as_json: bool) -> int:

@@ -143,10 +143,11 @@ def unmet_requirement(scenario: Scenario, runtime: dict[str, Any], python: str) 
         return f"torch is not importable in {python}: {runtime.get('torch_import_error', '')}"
     req = scenario.requirements
     if req.cuda and not runtime.get("cuda_available"):
-        built = runtime.get("torch_cuda") or "no CUDA (a CPU build)"
+        cuda = runtime.get("torch_cuda")
+        build = f"built for CUDA {cuda}" if cuda else "a CPU-only build"
         return (
             f"needs a CUDA GPU: torch.cuda.is_available() is False in {python} "
-            f"(torch {runtime.get('torch')}, built for {built})"
+            f"(torch {runtime.get('torch')}, {build})"
         )
     free = runtime.get("memory_free_mb")
     if req.min_free_mb and isinstance(free, int) and free < req.min_free_mb:

@@ -187,6 +187,7 @@ def test_cuda_scenarios_skip_with_the_reason_on_a_cpu_machine(scenario_id: str) 
     assert {step["outcome"] for step in run.steps} == {"skipped"}
     assert "needs a CUDA GPU" in run.steps[0]["note"]
     assert run.verdict["summary"].startswith("Skipped: needs a CUDA GPU")
+    assert "a CPU-only build)" in run.steps[0]["note"]
 
 
 def _python_without_torch() -> str | None:
@@ -226,6 +227,11 @@ def test_cli_list_run_history(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["wizard", "history", str(data["id"])]) == 0
     text = capsys.readouterr().out
     assert "cast-input" in text and f"saved as run {data['id']}" in text
+    assert "None" not in text  # a missing cuDNN or GPU reads "-", not a Python None
+    # The cost column names what it is relative to, with the baseline's measured time.
+    step = next(s for s in data["steps"] if s.get("cost_ratio") is not None)
+    assert f"against the baseline, {step['baseline']} ({step['baseline_ms']:.4g} ms)" in text
+    assert max(len(line) for line in text.split("\n\n")[-1].splitlines()) <= 96
 
 
 def test_cli_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
