@@ -70,7 +70,8 @@ def _words(payload: dict[str, Any]) -> dict[str, str]:
 def _ms(row: Row) -> str:
     """A median time with sensible precision."""
     value = float(row["median_ms"])
-    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+    # Three significant digits, trailing zeros kept: "1.00 ms" beside a table's "1.005 ms".
+    return f"{value:#.3g}".rstrip(".") + " ms" if value < 99.95 else f"{value:.0f} ms"
 
 
 def _faster(fast: Row, slow: Row) -> float | None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from core.bench.recommend import environment_line
+
+WIDTH = 96
 
 
 def _pct(value: float | None) -> str:
@@ -45,15 +48,34 @@ def render_sweep(payload: dict[str, Any]) -> str:
         )
     out += ["", results_table(payload)]
     if payload.get("skipped"):
-        out += ["", "Skipped:"]
-        out += [f"  {s['name']}: {s['reason']}" for s in payload["skipped"]]
+        out += ["", "Skipped:", *_skipped_lines(payload["skipped"])]
     if payload.get("failed"):
         out += ["", "Failed:"]
         out += [f"  {f['name']}: {f['error']}" for f in payload["failed"]]
     if payload.get("recommendations"):
         out += ["", "Recommendations:"]
-        out += [f"  - {r['text']}" for r in payload["recommendations"]]
+        for r in payload["recommendations"]:
+            out += _wrap(f"- {r['text']}", "  ", "    ")
     return "\n".join(out)
+
+
+def _wrap(text: str, first: str, rest: str) -> list[str]:
+    """Wrap prose to the terminal width, never splitting names at their hyphens."""
+    return textwrap.wrap(
+        text, WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
+
+
+def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+    """Skipped configurations grouped by reason: the names, then the reason once."""
+    by_reason: dict[str, list[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item["reason"], []).append(item["name"])
+    lines: list[str] = []
+    for reason, names in by_reason.items():
+        lines += _wrap(", ".join(names) + ":", "  - ", "    ")
+        lines += _wrap(reason, "    ", "    ")
+    return lines
 
 
 def run_summary(run: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,14 @@ def test_list_and_show(saved: dict[str, Any]) -> None:
     shown = _cli("show", str(runs[1]["id"]), data_dir=saved["data"])
     assert shown.returncode == 0
     assert "Measured ceilings" in shown.stdout and "Skipped:" in shown.stdout
+    # Each skip reason is printed once, under the configurations it applies to, and the
+    # prose after the table fits a 96-column terminal.
+    skipped = json.loads(_cli("show", str(runs[1]["id"]), "--json", data_dir=saved["data"]).stdout)
+    reasons = {" ".join(s["reason"].split()) for s in skipped["skipped"]}
+    tail = shown.stdout.split("\nSkipped:\n")[1]
+    assert max(len(line) for line in tail.splitlines()) <= 96
+    flowing = " ".join(tail.split())  # undo the wrapping
+    assert [flowing.count(reason) for reason in reasons] == [1] * len(reasons)
 
 
 def test_compare_two_real_runs(saved: dict[str, Any], tmp_path: Path) -> None:

@@ -91,5 +91,6 @@ def test_cell_loop_and_cudnn_advice() -> None:
         _row("cell_loop", "fp16", size, 30.0, groups=("impl",)),
     ]
     recs = {r.id: r for r in recommend(_payload(rows))}
-    assert "2 ms vs 30 ms for the loop (15.0x)" in recs["lstm-cell-loop-fp16"].text
+    # Trailing zeros are kept: a measured 2.004 ms must not read as a round "2 ms".
+    assert "2.00 ms vs 30.0 ms for the loop (15.0x)" in recs["lstm-cell-loop-fp16"].text
     assert "Keep torch.backends.cudnn.enabled = True" in recs["lstm-cudnn-fp16"].text
