@@ -232,15 +232,38 @@ def _twin(rows: list[Row], row: Row, field_name: str, value: Any) -> Row | None:
     return next((r for r in rows if r["params"] == want), None)
 
 
-def _conv_pair(
+def _conv_pairs(
     rows: list[Row], field_name: str, fast: Any, slow: Any
-) -> tuple[Row, Row, float | None] | None:
-    """The first pair (fastest dtypes first) differing only in `field_name`: fast vs slow."""
+) -> list[tuple[Row, Row, float | None]]:
+    """Every pair (fastest dtypes first) differing only in `field_name`: fast vs slow."""
     order = {"fp16": 0, "bf16": 1, "tf32": 2, "fp32": 3}
+    pairs = []
     for row in sorted(rows, key=lambda r: order.get(r["params"]["dtype"], 9)):
         if row["params"].get(field_name) == fast and (twin := _twin(rows, row, field_name, slow)):
-            return row, twin, _faster(row, twin)
-    return None
+            pairs.append((row, twin, _faster(row, twin)))
+    return pairs
+
+
+def _other_dtypes(
+    pairs: list[tuple[Row, Row, float | None]], shape: str, clear: bool, words: dict[str, str]
+) -> str:
+    """At the same shape, the other dtypes whose result disagrees with the headline pair's."""
+    seen: set[str] = set()
+    other = []
+    for fast, slow, ratio in pairs:
+        dtype = fast["params"]["dtype"]
+        if fast["name"].split(" ")[1] != shape or dtype in seen:
+            continue
+        seen.add(dtype)
+        if bool(ratio) != clear:
+            other.append((words[dtype], fast, slow, ratio))
+    if not other:
+        return ""
+    if clear:
+        return f" (no clear difference in {', '.join(w for w, *_ in other)})"
+    return "; but " + ", ".join(
+        f"in {w} {_ms(f)} vs {_ms(s)} ({r:.1f}x)" for w, f, s, r in other if r
+    )
 
 
 def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
@@ -275,24 +298,26 @@ def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
         ),
     ]
     for rec_id, title, name, fast_value, slow_value, advice in checks:
-        found = _conv_pair(rows, name, fast_value, slow_value)
-        if found is None:
+        pairs = _conv_pairs(rows, name, fast_value, slow_value)
+        if not pairs:
             continue
-        fast, slow, ratio = found
+        fast, slow, ratio = pairs[0]
         shape = fast["name"].split(" ")[1]
+        dtype = words[fast["params"]["dtype"]]
         if ratio:
-            text = f"{advice}: {_ms(fast)} vs {_ms(slow)} ({ratio:.1f}x)"
+            text = f"{advice}: {_ms(fast)} vs {_ms(slow)} ({ratio:.1f}x) in {dtype}"
         else:
             # medians may differ while the spreads overlap: say so rather than "no difference"
             text = (
-                f"No clear difference from {name} = {slow_value}: {_ms(fast)} vs {_ms(slow)} "
-                "(medians; the p10-p90 spreads overlap)"
+                f"No clear difference between {name} = {fast_value} and {slow_value}: "
+                f"{_ms(fast)} vs {_ms(slow)} (medians; the p10-p90 spreads overlap) in {dtype}"
             )
+        text += _other_dtypes(pairs, shape, bool(ratio), words)
         recs.append(
             Recommendation(
                 rec_id,
                 title,
-                f"{text} in {words[fast['params']['dtype']]}, {shape} training step, on {where}.",
+                f"{text}, {shape} training step, on {where}.",
                 _evidence(fast, slow),
             )
         )

@@ -94,3 +94,44 @@ def test_cell_loop_and_cudnn_advice() -> None:
     # Trailing zeros are kept: a measured 2.004 ms must not read as a round "2 ms".
     assert "2.00 ms vs 30.0 ms for the loop (15.0x)" in recs["lstm-cell-loop-fp16"].text
     assert "Keep torch.backends.cudnn.enabled = True" in recs["lstm-cudnn-fp16"].text
+
+
+def _conv_row(dtype: str, memory_format: str, median: float, spread: float) -> dict[str, Any]:
+    params = {
+        "dtype": dtype,
+        "memory_format": memory_format,
+        "benchmark": False,
+        "deterministic": False,
+        "mode": "train",
+    }
+    return {
+        "name": f"conv3x3 4x32x28x28->32 {dtype} {memory_format} bench=off det=off train",
+        "params": params,
+        "median_ms": median,
+        "p10_ms": median * (1 - spread),
+        "p90_ms": median * (1 + spread),
+        "repeats": 50,
+    }
+
+
+def test_conv_advice_does_not_hide_a_clear_difference_in_another_dtype() -> None:
+    # bf16 (ranked first) overlaps; fp32 at the same shape is clearly faster channels_last.
+    rows = [
+        _conv_row("bf16", "contiguous", 0.997, 0.2),
+        _conv_row("bf16", "channels_last", 0.892, 0.2),
+        _conv_row("fp32", "contiguous", 2.456, 0.05),
+        _conv_row("fp32", "channels_last", 1.282, 0.05),
+    ]
+    payload = {**_payload(rows), "kind": "conv"}
+    (rec,) = recommend(payload)
+    assert rec.text.startswith(
+        "No clear difference between memory_format = channels_last and contiguous: "
+        "0.892 ms vs 0.997 ms"
+    )
+    assert "in bf16; but in strict fp32 (TF32 off) 1.28 ms vs 2.46 ms (1.9x)" in rec.text
+    # And the other way round: a clear headline notes where it did not hold.
+    rows[0]["median_ms"], rows[0]["p10_ms"], rows[0]["p90_ms"] = 1.5, 1.45, 1.55
+    rows[1]["p10_ms"], rows[1]["p90_ms"] = 0.88, 0.9
+    rows[3].update(median_ms=2.4, p10_ms=2.3, p90_ms=2.5)
+    (rec,) = recommend({**payload, "results": rows})
+    assert "(1.7x) in bf16 (no clear difference in strict fp32 (TF32 off))" in rec.text
