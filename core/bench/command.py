@@ -28,16 +28,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         sub.add_argument("--no-save", action="store_true", help="do not store the run")
         _charts_option(sub)
     show = actions.add_parser("show", help="show a saved run")
-    show.add_argument("id", type=int)
-    show.add_argument("--json", action="store_true")
+    show.add_argument("id", type=int, help="a saved run id (see `bench list`)")
+    show.add_argument("--json", action="store_true", help="print the saved run as JSON")
     _charts_option(show)
     listing = actions.add_parser("list", help="list saved runs, newest first")
-    listing.add_argument("--kind", choices=("lstm", "conv"))
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--kind", choices=("lstm", "conv"), help="only runs of this sweep")
+    listing.add_argument("--json", action="store_true", help="print JSON")
     compare = actions.add_parser("compare", help="compare two saved runs (A before, B after)")
-    compare.add_argument("before", type=int, metavar="A")
-    compare.add_argument("after", type=int, metavar="B")
-    compare.add_argument("--json", action="store_true")
+    compare.add_argument("before", type=int, metavar="A", help="the saved run before a change")
+    compare.add_argument("after", type=int, metavar="B", help="the saved run after it")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     _charts_option(compare)
     return parser
 
@@ -69,6 +69,13 @@ def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
                 raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
             written.append(path)
     return written
+
+
+def _say_charts(args: argparse.Namespace, paths: list[Path]) -> None:
+    """Confirm where the charts went (stderr with --json, so stdout stays JSON)."""
+    if paths:
+        stream = sys.stderr if args.json else sys.stdout
+        print(f"\nCharts: {len(paths)} SVG files in {args.charts}", file=stream)
 
 
 def check_charts_dir(directory: Path | None) -> None:
@@ -105,8 +112,7 @@ def _sweep(args: argparse.Namespace) -> int:
     )
     paths = _write_charts(args.charts, build_charts(payload))
     print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
-    if paths and not args.json:
-        print(f"\nCharts: {len(paths)} SVG files in {args.charts}")
+    _say_charts(args, paths)
     return 1 if payload.get("failed") or payload.get("status") != "complete" else 0
 
 
@@ -119,8 +125,9 @@ def _show(args: argparse.Namespace) -> int:
     with History.open() as history:
         run = history.get_bench(args.id)
     payload = {**run["payload"], "id": run["id"], "created": run["created"]}
-    _write_charts(args.charts, build_charts(payload))
+    paths = _write_charts(args.charts, build_charts(payload))
     print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
+    _say_charts(args, paths)
     return 0
 
 
@@ -138,9 +145,10 @@ def _list(args: argparse.Namespace) -> int:
         print("No saved benchmark runs yet: run `cuda-clinic bench lstm` or `bench conv`.")
     else:
         for row in rows:
+            quick = "quick" if row["quick"] else "full"
             print(
-                f"#{row['id']:<4} {row['created']}  {row['kind']:<4}  {row['results']:>3} "
-                f"results  {row['where']}"
+                f"#{row['id']:<4} {row['created']}  {row['kind']:<4}  {quick:<5}  "
+                f"{row['results']:>3} results  {row['where']}"
             )
     return 0
 
@@ -156,8 +164,9 @@ def _compare(args: argparse.Namespace) -> int:
         before, after = history.get_bench(args.before), history.get_bench(args.after)
     report = compare_runs(before, after)
     labels = (f"#{before['id']}", f"#{after['id']}")
-    _write_charts(args.charts, [compare_chart(before["payload"], after["payload"], labels)])
+    paths = _write_charts(args.charts, [compare_chart(before["payload"], after["payload"], labels)])
     print(json.dumps(report, indent=2) if args.json else render_comparison(report))
+    _say_charts(args, paths)
     return 0
 
 

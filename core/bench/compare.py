@@ -40,8 +40,8 @@ def compare_runs(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
     """
     if before["kind"] != after["kind"]:
         raise UsageError(
-            f"run {before['id']} is a {before['kind']} sweep and run {after['id']} "
-            f"a {after['kind']} sweep; compare runs of the same kind"
+            f"run {before['id']} is {_a(before['kind'])} sweep and run {after['id']} "
+            f"{_a(after['kind'])} sweep; compare runs of the same kind"
         )
     rows_a = {r["name"]: r for r in before["payload"].get("results", [])}
     rows_b = {r["name"]: r for r in after["payload"].get("results", [])}
@@ -75,3 +75,8 @@ def compare_runs(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
             c: sum(1 for r in rows if r["change"] == c) for c in ("faster", "slower", "same")
         },
     }
+
+
+def _a(kind: str) -> str:
+    """The sweep kind with its article, as people say it ("an LSTM", "a conv")."""
+    return "an LSTM" if kind == "lstm" else f"a {kind}"

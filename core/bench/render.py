@@ -101,7 +101,7 @@ def render_comparison(report: dict[str, Any]) -> str:
     for key, (old, new) in report["environment_changes"].items():
         out.append(f"  {key}: {old} -> {new}")
     if not report["environment_changes"]:
-        out.append("  same GPU, driver, torch and cuDNN")
+        out.append("  same device, driver, torch and cuDNN")
     width = max((len(r["name"]) for r in report["rows"]), default=20)
     out += ["", f"{'configuration':<{width}}  {'before':>10}  {'after':>10}  {'speedup':>8}"]
     for r in report["rows"]:

@@ -84,8 +84,10 @@ def test_compare_two_real_runs(saved: dict[str, Any], tmp_path: Path) -> None:
         assert row["change"] in ("faster", "slower", "same")
     assert sum(report["summary"].values()) == 4
     assert (tmp_path / "conv-compare-light.svg").read_text().startswith("<svg")
-    human = _cli("compare", str(a), str(b), data_dir=saved["data"])
-    assert "speedup" in human.stdout and "same GPU, driver, torch and cuDNN" in human.stdout
+    assert f"Charts: 2 SVG files in {tmp_path}" in proc.stderr  # stdout stays JSON
+    human = _cli("compare", str(a), str(b), "--charts", str(tmp_path), data_dir=saved["data"])
+    assert "speedup" in human.stdout and "same device, driver, torch and cuDNN" in human.stdout
+    assert f"Charts: 2 SVG files in {tmp_path}" in human.stdout
 
 
 def test_unknown_run_is_a_one_line_error(tmp_path: Path) -> None:
