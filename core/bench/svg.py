@@ -43,6 +43,13 @@ def _fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
+def _value(value: float) -> str:
+    """A measured value: 3 significant digits with trailing zeros ("1.00", not "1")."""
+    if value >= 999.5:
+        return _fmt(value)
+    return f"{value:#.3g}".rstrip(".")
+
+
 def _ticks(low: float, high: float, log: bool) -> list[float]:
     """Axis ticks: 1-2-5 steps on a linear axis, 1-2-5 within decades (or decades) on a log one."""
     if log:
@@ -203,7 +210,7 @@ def _bar(
         return
     color = canvas.colors["palette"][s % len(canvas.colors["palette"])]
     end = x_of(value)
-    tip = f"{series.name}: {_fmt(value)} {chart.unit}"
+    tip = f"{series.name}: {_value(value)} {chart.unit}"
     canvas.parts.append(
         f"<rect x='{left:.1f}' y='{y + 1:.1f}' width='{max(end - left, 1):.1f}' "
         f"height='{BAR_H - 2}' fill='{color}'><title>{_attr(tip)}</title></rect>"
@@ -216,4 +223,4 @@ def _bar(
         for edge in (low, high):
             canvas.line(x_of(edge), mid - 4, x_of(edge), mid + 4, color="fg", width=1.2)
         label_x = max(end, x_of(high))
-    canvas.text(label_x + 5, y + BAR_H - 3, _fmt(value), size=10)
+    canvas.text(label_x + 5, y + BAR_H - 3, _value(value), size=10)

@@ -103,6 +103,8 @@ def test_log_axis_when_bars_span_decades() -> None:
     texts = _texts(render_svg(chart))
     assert "Median time per step (ms, log scale)" in texts
     assert {"0.1", "1", "10", "100"} <= set(texts)
+    # Bar labels are measurements: trailing zeros stay ("0.100", "50.0"), ticks stay compact.
+    assert {"0.100", "50.0"} <= set(texts)
 
 
 def test_compare_chart_pairs_configurations(lstm_quick: dict[str, Any]) -> None:
