@@ -223,8 +223,10 @@ class _Html:
             rows = tx.step_rows(run)
             if rows:
                 out.append(self.table(tx.STEP_COLUMNS, rows))
-            for rec in tx.recommendations(run):
-                out.append(f"<p>Recommended change:</p>{self.pre(rec)}")
+            for what, code in tx.recommendations(run):
+                out.append(f"<p>Recommended change: {_e(what)}</p>")
+                if code:
+                    out.append(self.pre(code))
             for name, log in tx.step_logs(run):
                 out.append(self.fold(f"Log: {name}", self.pre(log)))
         return "\n".join(out)

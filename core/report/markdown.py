@@ -158,9 +158,10 @@ def _wizard(report: Mapping[str, Any], add: Any) -> None:
         rows = tx.step_rows(run)
         if rows:
             add(_Part(_table(list(tx.STEP_COLUMNS), [[_inline(c) for c in r] for r in rows])))
-        for rec in tx.recommendations(run):
-            add(_Part("\nRecommended change:\n\n"))
-            add(_Part(rec, name="recommendation", lang="python", code=True))
+        for what, code in tx.recommendations(run):
+            add(_Part(f"\nRecommended change: {_inline(what)}\n\n"))
+            if code:
+                add(_Part(code, name="recommendation", lang="python", code=True))
         for name, log in tx.step_logs(run):
             _details(add, f"Log: {name}", log, "text", f"log of step {name}")
 

@@ -83,11 +83,25 @@ def step_logs(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def recommendations(run: Mapping[str, Any]) -> list[str]:
-    """The verdict's recommended code changes, as text."""
+def recommendations(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The verdict's recommended changes as (what to do, code or ""): prose is never shown as
+    code, and a change that is a verified fix comes with that fix's whole snippet."""
     verdict = run.get("verdict")
-    recs = verdict.get("recommendations") if isinstance(verdict, Mapping) else None
-    return [str(r) for r in recs or [] if r]
+    if not isinstance(verdict, Mapping):
+        return []
+    fixes = [f for f in verdict.get("verified_fixes") or [] if isinstance(f, Mapping)]
+    out: list[tuple[str, str]] = []
+    for rec in (str(r) for r in verdict.get("recommendations") or [] if r):
+        fix = next(
+            (
+                f
+                for f in fixes
+                if f.get("title") and (rec == f["title"] or rec.startswith(f"{f['title']}: "))
+            ),
+            None,
+        )
+        out.append((str(fix["title"]), str(fix.get("snippet") or "")) if fix else (rec, ""))
+    return out
 
 
 def table_of(records: Sequence[Any]) -> tuple[list[str], list[list[str]]]:

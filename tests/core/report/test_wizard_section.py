@@ -67,8 +67,13 @@ def test_one_run_by_id_in_markdown(saved_runs: dict[str, Any]) -> None:
     assert "### Wizard runs" in md
     assert "fp16" in md.lower()
     assert md.count("| repro |") == 1
-    for rec in saved_runs["cpu"]["verdict"].get("recommendations") or []:
-        assert rec in md
+    verdict = saved_runs["cpu"]["verdict"]
+    assert verdict["recommendations"]
+    best = verdict["verified_fixes"][0]
+    # The advice is prose; only the verified fix's snippet is fenced as Python.
+    assert f"Recommended change: {best['title']}" in md
+    assert f"```python\n{best['snippet']}\n```" in md
+    assert "```python\nCast the input" not in md
     assert "eval mode" not in md  # only the chosen run
 
 
