@@ -19,6 +19,7 @@ _SUFFIX_FORMATS = {
     ".html": "html",
     ".htm": "html",
     ".pdf": "pdf",
+    ".txt": "md",
 }
 DEFAULT_PDF = "cuda-clinic-report.pdf"
 
@@ -92,11 +93,25 @@ def add_parser(
     return parser
 
 
+def _format_from_suffix(output: str | None) -> str:
+    """The format -o's suffix names; no suffix means Markdown; an unknown one is an error
+    (writing Markdown into report.docx would give the user a file nothing opens)."""
+    suffix = Path(output or "").suffix.lower()
+    if not suffix:
+        return "md"
+    if suffix not in _SUFFIX_FORMATS:
+        known = ", ".join(k for k in _SUFFIX_FORMATS if k != ".txt")
+        raise UsageError(
+            f"-o {output}: cannot tell the format from '{suffix}'; use {known}, or give --format"
+        )
+    return _SUFFIX_FORMATS[suffix]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run `report` or `report diff`."""
     if getattr(args, "report_action", None) == "diff":
         return _diff(args)
-    fmt = args.format or _SUFFIX_FORMATS.get(Path(args.output or "").suffix.lower(), "md")
+    fmt = args.format or _format_from_suffix(args.output)
     output = args.output or (DEFAULT_PDF if fmt == "pdf" else None)
     if output:
         _check_writable(Path(output))  # before seconds of detection, and before any message

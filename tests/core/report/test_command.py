@@ -93,6 +93,17 @@ def test_format_follows_the_output_suffix(tmp_path: Path) -> None:
     result = _cli("--quick", "-o", str(tmp_path / "r.html"))
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    # An unknown suffix is refused before anything is written; --format overrides it.
+    unknown = _cli("--quick", "-o", str(tmp_path / "r.docx"))
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().splitlines() == [
+        f"cuda-clinic: error: -o {tmp_path / 'r.docx'}: cannot tell the format from '.docx'; "
+        "use .json, .md, .markdown, .html, .htm, .pdf, or give --format"
+    ]
+    assert not (tmp_path / "r.docx").exists()
+    forced = _cli("--quick", "-o", str(tmp_path / "r.docx"), "--format", "md")
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "r.docx").read_text().startswith("## CUDA Clinic diagnostic report")
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
