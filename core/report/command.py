@@ -31,6 +31,12 @@ def add_parser(
     parser = subparsers.add_parser(
         "report",
         help="export a diagnostic report (redacted by default)",
+        # argparse would print "ACTION ..." as if an action were required; it is optional.
+        usage="%(prog)s [-o PATH] [--format {json,md,html,pdf}] [--run RUN_ID] "
+        "[--bench BENCH_ID]\n"
+        "                          [--error FILE] [--no-redact] [--python PATH] [--quick] "
+        "[--from REPORT.json]\n"
+        "       %(prog)s diff A.json B.json [--json]",
         description="Build the diagnostic report (environment, findings, pasted error and its "
         "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
         "IP/MAC/e-mail addresses and GPU serials are redacted unless --no-redact is given.",
@@ -83,6 +89,7 @@ def add_parser(
     sub = parser.add_subparsers(dest="report_action", metavar="ACTION")
     diff = sub.add_parser(
         "diff",
+        prog=f"{parser.prog} diff",  # not derived from the hand-written usage above
         help="what differs between two saved JSON reports",
         description="Works here, broken there: the versions, libraries, "
         "findings and wizard outcomes that differ, most relevant first.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import string
 import subprocess
 import sys
@@ -161,3 +162,16 @@ def test_saved_report_can_be_rendered_again(tmp_path: Path, planted: dict[str, A
     result = _cli("--from", str(saved), "--format", "md")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("## CUDA Clinic diagnostic report")
+
+
+def test_help_usage_is_accurate() -> None:
+    """The hand-written usage names every option, and no action as if it were required."""
+    result = _cli("--help")
+    assert result.returncode == 0, result.stderr
+    usage = result.stdout.split("\n\n")[0]
+    assert "ACTION" not in usage
+    assert "cuda-clinic report diff A.json B.json [--json]" in usage
+    options = {o for o in re.findall(r"(--[a-z-]+|-o)\b", result.stdout.split("\n\n", 2)[2])}
+    assert options - {"--help", "--output"} <= set(re.findall(r"(--[a-z-]+|-o)\b", usage))
+    diff = _cli("diff", "--help")
+    assert diff.stdout.startswith("usage: cuda-clinic report diff [-h] [--json] A.json B.json")
