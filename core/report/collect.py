@@ -35,7 +35,7 @@ def collect(
         error_text=error_text,
         matches=matches,
         wizard_runs=[compact_run(r) for r in runs],
-        benchmarks=[compact_run(b) for b in benches],
+        benchmarks=benches,
         charts=charts,
     )
 
@@ -78,6 +78,11 @@ def _bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
     payload.setdefault("id", stored.get("id"))
     payload.setdefault("created", stored.get("created"))
     payload.setdefault("kind", stored.get("kind"))
+    # A sweep keeps its own few environment facts (not the env JSON that compact_run
+    # summarises, which would read "not found" for every row); "where" says them in words.
+    from core.bench.recommend import environment_line
+
+    payload["where"] = environment_line(payload)
     return payload
 
 

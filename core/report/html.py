@@ -245,9 +245,13 @@ class _Html:
             )
         for i, bench in enumerate(benches, 1):
             out.append(f"<h3>{_e(tx.bench_title(bench, i))}</h3>")
-            facts = tx.scalars(bench)[:6]
+            facts = tx.bench_facts(bench)
             if facts:
                 out.append(self.table(["", ""], facts))
+            advice = tx.bench_advice(bench)
+            if advice:
+                items = "".join(f"<li>{_e(text)}</li>" for text in advice)
+                out.append(f"<p>What it found:</p><ul>{items}</ul>")
             for key, columns, rows in tx.bench_tables(bench):
                 out.append(self.fold(f"{key} ({len(rows)} rows)", self.table(columns, rows)))
         return "\n".join(out)

@@ -174,8 +174,12 @@ def _benchmarks(report: Mapping[str, Any], add: Any) -> None:
     add(_Part("\n### Benchmarks\n"))
     for i, bench in enumerate(benches, 1):
         add(_Part(f"\n**{_inline(tx.bench_title(bench, i))}**\n\n"))
-        for key, value in tx.scalars(bench)[:6]:
+        for key, value in tx.bench_facts(bench):
             add(_Part(f"- {_inline(key)}: {_inline(value)}\n"))
+        advice = tx.bench_advice(bench)
+        if advice:
+            add(_Part("\nWhat it found:\n\n"))
+            add(_Part("".join(f"- {_inline(text)}\n" for text in advice)))
         for key, columns, rows in tx.bench_tables(bench):
             table = _table(columns, [[_inline(c) for c in r] for r in rows])
             add(

@@ -117,10 +117,29 @@ def table_of(records: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
     return columns, rows
 
 
+_BENCH_NOISE = frozenset({"schema_version", "kind", "where", "id", "created"})
+
+
+def bench_facts(bench: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A sweep's few facts worth a line: where it ran first, then status, quick, timing."""
+    facts = [("ran on", str(bench["where"]))] if bench.get("where") else []
+    facts += [(k, v) for k, v in scalars(bench) if k not in _BENCH_NOISE]
+    return facts[:6]
+
+
+def bench_advice(bench: Mapping[str, Any]) -> list[str]:
+    """The sweep's recommendations as sentences (they cite their own numbers)."""
+    recs = bench.get("recommendations") or []
+    return [str(r["text"]) for r in recs if isinstance(r, Mapping) and r.get("text")]
+
+
 def bench_tables(bench: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """Tables for one benchmark result: every list of flat dicts it holds, by key."""
+    """Tables for one benchmark result: every list of flat dicts it holds, by key (the advice
+    is shown as sentences instead)."""
     out = []
     for key, value in bench.items():
+        if key == "recommendations" and bench_advice(bench):
+            continue
         if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
             columns, rows = table_of(value)
             if columns:
@@ -129,10 +148,14 @@ def bench_tables(bench: Mapping[str, Any]) -> list[tuple[str, list[str], list[li
 
 
 def bench_title(bench: Mapping[str, Any], index: int) -> str:
-    """A benchmark's name (kind/sweep/title) or its position."""
-    for key in ("title", "name", "kind", "sweep"):
+    """A benchmark's name (title, or "<kind> sweep #id") or its position."""
+    for key in ("title", "name"):
         if bench.get(key):
             return str(bench[key])
+    kind = bench.get("kind") or bench.get("sweep")
+    if kind:
+        label = {"lstm": "LSTM", "conv": "Convolution"}.get(str(kind), str(kind))
+        return f"{label} sweep #{bench['id']}" if bench.get("id") else f"{label} sweep"
     return f"Benchmark {index}"
 
 

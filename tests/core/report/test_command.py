@@ -175,3 +175,27 @@ def test_help_usage_is_accurate() -> None:
     assert options - {"--help", "--output"} <= set(re.findall(r"(--[a-z-]+|-o)\b", usage))
     diff = _cli("diff", "--help")
     assert diff.stdout.startswith("usage: cuda-clinic report diff [-h] [--json] A.json B.json")
+
+
+def test_a_saved_sweep_reads_as_where_it_ran_and_what_it_found() -> None:
+    sweep = subprocess.run(
+        [sys.executable, "-m", "core", "bench", "lstm", "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert sweep.returncode == 0, sweep.stderr
+    saved = json.loads(sweep.stdout)
+    result = _cli("--quick", "--bench", str(saved["id"]), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (bench,) = json.loads(result.stdout)["benchmarks"]
+    # The sweep's own facts, not the env JSON summary (which read "not found" for all rows).
+    assert "environment_summary" not in bench
+    assert bench["environment"]["torch"] == saved["environment"]["torch"]
+    md = _cli("--quick", "--bench", str(saved["id"]), "--format", "md").stdout
+    section = md.split("### Benchmarks", 1)[1].split("<details>")[0]
+    assert f"**LSTM sweep #{saved['id']}**" in section
+    assert "- ran on: the CPU" in section and "schema_version" not in section
+    for rec in saved["recommendations"]:
+        assert rec["text"].split(":")[0] in section
