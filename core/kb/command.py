@@ -15,7 +15,10 @@ def add_parser(
 ) -> argparse.ArgumentParser:
     """Register `kb` and its subcommands."""
     parser = subparsers.add_parser(
-        "kb", help="browse, search and check the knowledge base", description=__doc__
+        "kb",
+        help="browse, search and check the knowledge base",
+        description="Browse, search and check the knowledge base: list the entries, show one "
+        "in full, search them, check the entry files, or compile them into SQLite.",
     )
     sub = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
     kb_opt = argparse.ArgumentParser(add_help=False)

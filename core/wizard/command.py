@@ -19,7 +19,9 @@ def add_parser(
     parser = subparsers.add_parser(
         "wizard",
         help="reproduce a documented error on this machine and verify each workaround",
-        description=__doc__,
+        description="List the scenarios, run one on this machine (the documented error is "
+        "reproduced in an isolated process, then each workaround is tried in a fresh one), "
+        "or browse past runs.",
     )
     sub = parser.add_subparsers(dest="wizard_command", metavar="SUBCOMMAND", required=True)
     json_opt = argparse.ArgumentParser(add_help=False)
