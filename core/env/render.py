@@ -45,8 +45,12 @@ def _gpu_line(gpu: Gpu) -> str:
 
 def _driver_line(env: Environment) -> str:
     drv = env.driver
+    if drv.error == "LibraryNotFound":
+        return "not installed (libnvidia-ml.so.1 not found)"
     if drv.error:
-        return f"not available ({drv.error})"
+        # NVML's error name alone ("Uninitialized") says little; its message says what failed.
+        detail = f": {drv.error_message}" if drv.error_message else ""
+        return f"not available ({drv.error}{detail})"
     return f"{drv.version}, max CUDA {drv.cuda_max}"
 
 
@@ -67,7 +71,7 @@ def _torch_rows(env: Environment) -> list[str]:
             _row(
                 "",
                 f"cuda available: {avail}, devices: {torch.device_count}, "
-                f"cuDNN {torch.cudnn_version or 'none'}, NCCL {torch.nccl_version or '-'}",
+                f"cuDNN {torch.cudnn_version or 'none'}, NCCL {torch.nccl_version or 'none'}",
             )
         )
         if torch.arch_list is not None:

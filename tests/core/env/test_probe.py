@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.env import detect
+from core.env import detect, render_human
 
 Builder = Callable[[Path, str], Path]
 
@@ -107,3 +107,5 @@ def test_no_driver_is_a_normal_result_here() -> None:
         pytest.skip("this machine has an NVIDIA driver")
     env = detect(sys.executable)
     assert env.driver.error == "LibraryNotFound" and env.gpus == []
+    # Said in words, not as NVML's error name.
+    assert "Driver     not installed (libnvidia-ml.so.1 not found)" in render_human(env)
