@@ -128,6 +128,8 @@ def render_report(report: MatchReport) -> str:
         out.append("(input was long: only its end was scanned)")
     if report.matches:
         out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}"]
+    else:
+        out.append("To look by words instead: cuda-clinic kb search WORDS (or kb list)")
     if report.root_cause:
         out.append(f"Root cause: cuda-clinic kb show {report.root_cause['id']}")
     return "\n".join(out) + "\n"

@@ -302,6 +302,12 @@ def test_cli_missing_file_and_bad_top(tmp_path: Path) -> None:
     assert b"Traceback" not in missing.stderr
     bad = _cli("--top", "0", stdin=b"x")
     assert bad.returncode == 2
+    unrelated = _cli("-", stdin=b"Traceback (most recent call last):\nKeyError: 'lr'\n")
+    assert unrelated.returncode == 0
+    assert unrelated.stdout.decode().splitlines() == [
+        "No confident match: this text does not contain an error the knowledge base knows.",
+        "To look by words instead: cuda-clinic kb search WORDS (or kb list)",
+    ]
     empty = _cli("-", stdin=b"  \n")
     assert empty.returncode == 2
     assert empty.stderr.decode().strip() == (
