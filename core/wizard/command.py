@@ -173,7 +173,9 @@ def _history(run_id: int | None, scenario: str | None, limit: int, as_json: bool
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
-    if not rows:
+    if not rows and scenario:
+        print(f"no saved runs of {scenario} (cuda-clinic wizard run {scenario})")
+    elif not rows:
         print("no wizard runs yet (cuda-clinic wizard run ID)")
     for row in rows:
         print(f"{row['id']:5} {row['created']} {row['scenario']:40} {row['outcome']}")

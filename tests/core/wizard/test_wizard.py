@@ -224,6 +224,12 @@ def test_cli_list_run_history(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out)["verdict"] == data["verdict"]
     assert main(["wizard", "history"]) == 0
     assert "cuda/rnn-dtype-mismatch" in capsys.readouterr().out
+    # A filter that matches nothing says so; it does not claim there are no runs at all.
+    assert main(["wizard", "history", "--scenario", "cuda/cudnn-rnn-performance"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "no saved runs of cuda/cudnn-rnn-performance "
+        "(cuda-clinic wizard run cuda/cudnn-rnn-performance)"
+    )
     assert main(["wizard", "history", str(data["id"])]) == 0
     text = capsys.readouterr().out
     assert "cast-input" in text and f"saved as run {data['id']}" in text
