@@ -115,7 +115,8 @@ def render_run(data: dict[str, Any]) -> str:
     gpu = runtime.get("gpu") or "no CUDA GPU"
     lines = [
         f"{data['scenario']['id']} — {data['scenario']['title']}",
-        f"python {runtime.get('python')} ({data['python']}), torch {runtime.get('torch')}, "
+        f"python {runtime.get('python') or '-'} ({data['python']}), "
+        f"torch {runtime.get('torch') or 'not importable'}, "
         f"cuDNN {runtime.get('cudnn') or '-'}, {gpu}, driver {runtime.get('driver') or '-'}",
         "",
         f"{'step':28} {'kind':10} {'outcome':15} {'time s':>8} {'cost':>7}  note",

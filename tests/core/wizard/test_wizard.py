@@ -15,6 +15,7 @@ import pytest
 from core.cli import main
 from core.history import History
 from core.wizard import get_scenario, run_wizard, scenarios
+from core.wizard.command import render_run
 from core.wizard.model import Requirements, Scenario, Step
 from core.wizard.runner import run_wizard as run_scenario
 
@@ -211,6 +212,8 @@ def test_target_without_torch_skips_everything_with_the_reason() -> None:
     assert {step["outcome"] for step in run.steps} == {"skipped"}
     assert "torch is not importable" in run.steps[0]["note"]
     assert run.python == python
+    text = render_run(run.to_dict())
+    assert ", torch not importable, " in text and "None" not in text
 
 
 def test_cli_list_run_history(capsys: pytest.CaptureFixture[str]) -> None:
