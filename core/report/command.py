@@ -172,11 +172,17 @@ def _read_error(path: str | None) -> str | None:
     if path is None:
         return None
     if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read error log {path}: {exc.strerror or exc}") from exc
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"cannot read error log {path}: {exc.strerror or exc}") from exc
+    if not text.strip():
+        # An empty "Pasted error" section would look as if the error matched nothing.
+        where = "standard input" if path == "-" else path
+        raise UsageError(f"--error {where} is empty: give the log that holds the error")
+    return text
 
 
 def _pdf(report: dict[str, Any], output: str) -> int:

@@ -107,6 +107,17 @@ def test_format_follows_the_output_suffix(tmp_path: Path) -> None:
     assert (tmp_path / "r.docx").read_text().startswith("## CUDA Clinic diagnostic report")
 
 
+def test_an_empty_error_log_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("\n \n")
+    result = _cli("--quick", "--error", str(empty))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"cuda-clinic: error: --error {empty} is empty: give the log that holds the error"
+    ]
+    assert result.stdout == ""
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = _cli("--quick", "--error", str(tmp_path / "missing.txt"))
     assert result.returncode == 2
