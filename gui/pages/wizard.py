@@ -227,6 +227,7 @@ class WizardPage(Page):
             return
         self.scenario = get_scenario(str(item.data(Qt.ItemDataRole.UserRole)))
         self.run = None
+        self.run_button.setText("Run on this machine")  # "Re-run" belongs to the last scenario
         self.stepper.reset()
         self.table.set_steps([s.to_dict() for s in self.scenario.steps], self.ctx.theme.colors)
         self.log.clear()
@@ -392,8 +393,10 @@ class WizardPage(Page):
         self.step_label.setText(f"Finished in {float(run.get('duration_s', 0)):.1f} s: {outcome}.")
         self.run_progress.setValue(self.run_progress.maximum())
         failed = outcome in ("crashed", "timed_out", "cancelled")
-        self.stepper.set_state(REPRODUCE, "failed" if failed else "done")
-        self.stepper.set_state(WORKAROUNDS, "done")
+        # A skipped run did not reproduce or try anything: no tick on those steps.
+        state = "failed" if failed else "skipped" if outcome == "skipped" else "done"
+        self.stepper.set_state(REPRODUCE, state)
+        self.stepper.set_state(WORKAROUNDS, "skipped" if outcome == "skipped" else "done")
         self.stepper.reached = RECOMMEND
         self._render_results(run)
         self.verdict.setHtml(verdict_html(run, colors))

@@ -7,6 +7,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from gui.theme import LIGHT, Colors
 
+_MARKS = {"done": "✓", "failed": "✗", "running": "…", "skipped": "–"}
+
 
 class Stepper(QWidget):
     """Shows where a wizard is; clicking a reached step emits `step_clicked(index)`."""
@@ -51,7 +53,7 @@ class Stepper(QWidget):
         self._restyle()
 
     def set_state(self, index: int, state: str) -> None:
-        """Mark a step "done", "failed", "running" or "" (pending)."""
+        """Mark a step "done", "failed", "skipped", "running" or "" (pending)."""
         self.states[index] = state
         self._restyle()
 
@@ -74,11 +76,13 @@ class Stepper(QWidget):
                 fg, bg, border = c.accent_text, c.accent, c.accent
             elif state == "failed":
                 fg, bg, border = c.error, c.error_bg, c.error
+            elif state == "skipped":
+                fg, bg, border = c.muted, c.alt_base, c.border
             elif state == "done" or index < self.reached:
                 fg, bg, border = c.ok, c.ok_bg, c.ok
             else:
                 fg, bg, border = c.muted, "transparent", c.border
-            mark = {"done": "✓", "failed": "✗", "running": "…"}.get(state, str(index + 1))
+            mark = _MARKS.get(state, str(index + 1))
             button.setText(f"{mark} {self.titles[index]}")
             button.setEnabled(index <= self.reached)
             button.setStyleSheet(

@@ -182,8 +182,8 @@ def verdict_html(run: dict[str, Any], colors: Colors) -> str:
             f"<tr><td>{html.escape(str(c.get('claim')))}</td>"
             f"<td>{html.escape(str(c.get('claimed')))}</td>"
             f"<td>{html.escape(str(c.get('measured')))}</td>"
-            f"<td style='color:{colors.ok if c.get('holds') else colors.error}'>"
-            f"{'holds' if c.get('holds') else 'does not hold'}</td></tr>"
+            f"<td style='color:{_claim_verdict(c.get('holds'), colors)[1]}'>"
+            f"{_claim_verdict(c.get('holds'), colors)[0]}</td></tr>"
             for c in claims
         )
         parts.append(
@@ -192,6 +192,13 @@ def verdict_html(run: dict[str, Any], colors: Colors) -> str:
             f"<th align='left'>Measured</th><th align='left'></th></tr>{rows}</table>"
         )
     return "".join(parts)
+
+
+def _claim_verdict(holds: object, colors: Colors) -> tuple[str, str]:
+    """A claim's verdict and colour; None means the step never ran (skipped, crashed)."""
+    if holds is None:
+        return "not verified", colors.muted
+    return ("holds", colors.ok) if holds else ("does not hold", colors.error)
 
 
 def _ratio(value: object) -> str:

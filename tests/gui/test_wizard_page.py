@@ -104,3 +104,24 @@ def test_history_run_reopens(qtbot, ctx: AppContext) -> None:
     qtbot.wait_until(lambda: page.run is not None, timeout=10000)
     assert page.run["id"] == first["id"]
     assert page.run["verdict"]["summary"] == first["verdict"]["summary"]
+
+
+def test_cuda_only_scenario_is_skipped_without_ticks_or_refuted_claims(
+    qtbot, ctx: AppContext
+) -> None:
+    """On a CPU build the run is skipped: no step is ticked and no claim is called false."""
+    page = WizardPage(ctx)
+    qtbot.addWidget(page)
+    page.activate("cuda/cudnn-status-not-initialized")
+    page.start()
+    qtbot.wait_until(lambda: page.run is not None, timeout=120000)
+    assert page.run["outcome"] == "skipped"
+    for index in (REPRODUCE, REPRODUCE + 1):
+        assert not page.stepper.buttons[index].text().startswith("✓")
+    verdict = page.verdict.toPlainText()
+    assert page.run["verdict"]["claims"], "the scenario carries seed claims"
+    assert "not verified" in verdict and "does not hold" not in verdict
+    # Another scenario has never run here: its button does not say "Re-run".
+    assert page.run_button.text() == "Re-run"
+    page.select(SCENARIO)
+    assert page.run_button.text() == "Run on this machine"
