@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from pathlib import Path
 
 _BIN = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
 _CONDA_ROOTS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda")
-_VENV_HOMES = (".virtualenvs", "venvs", ".venvs", ".pyenv/versions", ".local/share/virtualenvs")
+_VENV_HOMES = (".virtualenvs", "venvs", ".venvs", ".local/share/virtualenvs")
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class FoundPython:
 
     python: str
     label: str
-    kind: str  # "this app" | "conda" | "venv" | "system"
+    kind: str  # "this app" | "conda" | "venv" | "pyenv" | "system"
 
 
 def _interpreter(folder: Path) -> str | None:
@@ -35,6 +36,18 @@ def _children(folder: Path) -> list[Path]:
         return sorted(p for p in folder.iterdir() if p.is_dir())
     except OSError:
         return []
+
+
+def _version_key(folder: Path) -> tuple[object, ...]:
+    """Sort "3.9.18" before "3.10.13" (numbers as numbers); names after versions."""
+    parts = re.split(r"(\d+)", folder.name)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts if p)
+
+
+def _pyenv_versions(home: Path) -> list[tuple[Path, str]]:
+    """pyenv's installed Pythons (and its virtualenvs), oldest version first."""
+    root = Path(os.environ.get("PYENV_ROOT") or home / ".pyenv") / "versions"
+    return [(folder, "pyenv") for folder in sorted(_children(root), key=_version_key)]
 
 
 def _conda_envs(home: Path) -> list[tuple[Path, str]]:
@@ -76,7 +89,7 @@ def discover(home: Path | None = None, cwd: Path | None = None) -> list[FoundPyt
     cwd = cwd or Path.cwd()
     result = [FoundPython(sys.executable, "This app's Python", "this app")]
     seen = {sys.executable}
-    for folder, kind in _conda_envs(home) + _venvs(home, cwd):
+    for folder, kind in _conda_envs(home) + _venvs(home, cwd) + _pyenv_versions(home):
         python = _interpreter(folder)
         if python and python not in seen:
             seen.add(python)

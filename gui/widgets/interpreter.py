@@ -44,9 +44,10 @@ class InterpreterPicker(QWidget):
     def _fill(self) -> None:
         current = self.ctx.target.effective
         entries: list[tuple[str, str]] = [(sys.executable, "This app's Python")]
+        known = {item.python: item.label for item in self.found}
         for path in [self.ctx.target.path or "", *self.ctx.settings.recent_pythons()]:
             if path and path not in [e[0] for e in entries]:
-                entries.append((path, f"{path} (recent)"))
+                entries.append((path, known.get(path) or self._short(path)))
         for item in self.found:
             if item.python not in [e[0] for e in entries]:
                 entries.append((item.python, item.label))
@@ -57,6 +58,11 @@ class InterpreterPicker(QWidget):
             self.combo.setItemData(self.combo.count() - 1, path, Qt.ItemDataRole.ToolTipRole)
         self.combo.setCurrentIndex(max(self.combo.findData(current), 0))
         self.combo.blockSignals(False)
+
+    def _short(self, path: str) -> str:
+        """A long path elided in the middle to fit the box (its tooltip has it whole)."""
+        metrics = self.combo.fontMetrics()
+        return metrics.elidedText(f"{path} (recent)", Qt.TextElideMode.ElideMiddle, 300)
 
     def _on_discovered(self, found: list[FoundPython]) -> None:
         self.found = found

@@ -1,0 +1,49 @@
+"""Interpreter discovery: pyenv's Pythons are named as such and sorted by version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gui.discover import discover
+
+
+def _python(folder: Path) -> Path:
+    exe = folder / "bin" / "python"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_pyenv_versions_are_labelled_pyenv_in_version_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYENV_ROOT", raising=False)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    versions = tmp_path / ".pyenv" / "versions"
+    for name in ("3.10.13", "3.9.18", "3.12.1"):
+        _python(versions / name)
+    venv = _python(tmp_path / ".virtualenvs" / "train")
+    found = discover(home=tmp_path, cwd=tmp_path)
+    pyenv = [f for f in found if f.kind == "pyenv"]
+    assert [f.label for f in pyenv] == ["3.9.18 (pyenv)", "3.10.13 (pyenv)", "3.12.1 (pyenv)"]
+    assert [f.label for f in found if f.python == str(venv)] == ["train (venv)"]
+
+
+def test_picker_elides_a_long_recent_path_and_keeps_it_whole_in_the_tooltip(qtbot, ctx) -> None:
+    from PySide6.QtCore import Qt
+
+    from gui.widgets.interpreter import InterpreterPicker
+
+    long_path = "/home/someone/projects/" + "deep/" * 12 + "venv/bin/python"
+    ctx.settings.set_target_python(long_path)
+    picker = InterpreterPicker(ctx)
+    qtbot.addWidget(picker)
+    row = picker.combo.findData(long_path)
+    assert row > 0
+    text = picker.combo.itemText(row)
+    assert "…" in text and picker.combo.fontMetrics().horizontalAdvance(text) <= 300
+    assert picker.combo.itemData(row, Qt.ItemDataRole.ToolTipRole) == long_path
+    qtbot.wait_until(lambda: bool(picker.found), timeout=10000)
