@@ -36,6 +36,7 @@ class Colors(NamedTuple):
     ok_bg: str
     code_bg: str
     highlight_line: str
+    scroll_handle: str
 
 
 LIGHT = Colors(
@@ -60,6 +61,7 @@ LIGHT = Colors(
     ok_bg="#e6f4ea",
     code_bg="#f3f5f8",
     highlight_line="#fff1a8",
+    scroll_handle="#b3bcc7",
 )
 
 DARK = Colors(
@@ -84,6 +86,7 @@ DARK = Colors(
     ok_bg="#1c3326",
     code_bg="#14161a",
     highlight_line="#5a4a12",
+    scroll_handle="#4b5461",
 )
 
 # Severity and verdict names from the core map onto these colour roles.
