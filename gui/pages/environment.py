@@ -285,7 +285,11 @@ class EnvironmentPage(Page):
         self.state_label.setText(f"{what} · {seconds:.1f} s · {self.ctx.target.effective}")
         self._render()
         errors = sum(f.severity == "error" for f in env.findings)
-        self.status.emit(f"Environment checked: {len(env.findings)} findings, {errors} errors.")
+        found = len(env.findings)
+        self.status.emit(
+            f"Environment checked: {found} finding{'s' * (found != 1)}, "
+            f"{errors} error{'s' * (errors != 1)}."
+        )
 
     def _on_failed(self, exc: BaseException) -> None:
         mode = self.running
