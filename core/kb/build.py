@@ -14,6 +14,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from core.kb.anchors import analyse
+from core.kb.fixes import Fix
 from core.kb.loader import entry_files
 from core.kb.schema import Entry, Workaround
 
@@ -111,8 +112,33 @@ def _m3_runs(db: Database) -> None:
         db.table(name).add_column("runs", str, not_null_default="[]")
 
 
+def _m4_fixes(db: Database) -> None:
+    """No-code fixes (env variables, torch switches) and why an entry has no wizard."""
+    db.table("fixes").create(
+        {
+            "entry_id": str,
+            "position": int,
+            "fix_id": str,
+            "title": str,
+            "kind": str,
+            "env": str,
+            "switches": str,
+            "advice": str,
+            "notes": str,
+        },
+        pk=("entry_id", "position"),
+        foreign_keys=[("entry_id", "entries", "id")],
+    )
+    db.table("entries").add_column("no_wizard", str, not_null_default="")
+
+
 # Ordered migrations: user_version N means the first N have been applied.
-MIGRATIONS: tuple[Callable[[Database], None], ...] = (_m1_tables, _m2_search, _m3_runs)
+MIGRATIONS: tuple[Callable[[Database], None], ...] = (
+    _m1_tables,
+    _m2_search,
+    _m3_runs,
+    _m4_fixes,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -146,6 +172,7 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
             "dead_ends",
             "seed_claims",
             "citations",
+            "fixes",
         )
     }
     for entry in sorted(entries, key=lambda e: e.id):
@@ -173,7 +200,22 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
         for i, cite in enumerate(entry.citations):
             row = {"entry_id": entry.id, "position": i, "ref": cite.ref}
             tables["citations"].append(row | {"title": cite.title, "url": cite.url})
+        tables["fixes"] += [_fix_row(entry.id, i, fix) for i, fix in enumerate(entry.fixes)]
     return tables
+
+
+def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
+    return {
+        "entry_id": entry_id,
+        "position": position,
+        "fix_id": fix.id,
+        "title": fix.title,
+        "kind": fix.kind,
+        "env": json.dumps(fix.env, sort_keys=True),
+        "switches": json.dumps(list(fix.switches)),
+        "advice": fix.advice,
+        "notes": fix.notes,
+    }
 
 
 def _entry_row(entry: Entry) -> dict[str, Any]:
@@ -196,6 +238,7 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
         "seed": entry.seed,
         "body": entry.body,
         "source": entry.source,
+        "no_wizard": entry.no_wizard,
     }
 
 

@@ -106,6 +106,19 @@ def _workaround_lines(index: int, item: Workaround) -> list[str]:
     return lines
 
 
+def _fix_lines(entry: Entry) -> list[str]:
+    """The no-code fixes `cuda-clinic try --fixes` would run, each with what it changes."""
+    if not entry.fixes:
+        return []
+    lines = ["Fixes without a code change (cuda-clinic try --fixes re-runs your command):"]
+    for i, fix in enumerate(entry.fixes, 1):
+        lines += _wrap(f"{i}. [{fix.kind}] {fix.title}", "  ")
+        lines += _wrap(fix.describe(), "     ")
+        if fix.advice:
+            lines += _wrap(fix.advice, "     ")
+    return [*lines, ""]
+
+
 def render_entry(entry: Entry) -> str:
     """The whole entry: facts, workarounds and dead ends with verdicts, seed claims, citations."""
     lines = [entry.title, "=" * min(len(entry.title), WIDTH), ""]
@@ -116,7 +129,7 @@ def render_entry(entry: Entry) -> str:
         ("error codes", ", ".join(entry.error_codes)),
         ("affected", entry.affected_versions),
         ("fixed in", entry.fixed_versions),
-        ("wizard", entry.scenario),
+        ("wizard", entry.scenario or (f"none: {entry.no_wizard}" if entry.no_wizard else "")),
         ("often masks", ", ".join(entry.masked_by)),
         ("related", ", ".join(entry.related)),
     ]
@@ -136,6 +149,7 @@ def render_entry(entry: Entry) -> str:
         for i, item in enumerate(entry.dead_ends, 1):
             lines += _workaround_lines(i, item)
         lines.append("")
+    lines += _fix_lines(entry)
     if entry.seed_claims:
         lines.append(f"What the seed document ({entry.seed}) claims, beside our verdict:")
         for i, claim in enumerate(entry.seed_claims, 1):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import KBError
+from core.kb.fixes import Fix, parse_fixes
 
 DOMAINS = ("cuda", "nccl")
 CATEGORIES = (
@@ -56,7 +57,10 @@ _ENTRY_FIELDS: dict[str, type] = {
     "dead_ends": list,
     "seed_claims": list,
     "citations": list,
+    "fixes": list,
+    "no_wizard": str,
 }
+_TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes"}
 _REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
 _WORKAROUND_FIELDS: dict[str, type] = {
     "title": str,
@@ -137,6 +141,8 @@ class Entry:
     workarounds: tuple[Workaround, ...] = ()
     dead_ends: tuple[Workaround, ...] = ()
     seed_claims: tuple[SeedClaim, ...] = ()
+    fixes: tuple[Fix, ...] = ()  # no-code fixes: env variables and torch switches
+    no_wizard: str = ""  # why no wizard reproduces this entry here, in one line
     body: str = ""
     source: str = ""
 
@@ -168,9 +174,7 @@ class _Checker:
                 raise self.fail(f"{prefix}{key}", f"must be a {_type_name(expected)}")
             if isinstance(value, list):
                 for i, item in enumerate(value):
-                    if key not in {"workarounds", "dead_ends", "seed_claims", "citations"} and (
-                        not isinstance(item, str) or not item.strip()
-                    ):
+                    if key not in _TABLE_LISTS and (not isinstance(item, str) or not item.strip()):
                         raise self.fail(f"{prefix}{key}[{i}]", "must be a non-empty string")
         return data
 
@@ -237,6 +241,9 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
     if claims and not data.get("seed"):
         raise check.fail("seed", "is required when seed_claims are given")
     citations = _citations(check, data.get("citations"))
+    fixes = parse_fixes(data.get("fixes", []), check.fail)
+    if data.get("scenario") and data.get("no_wizard"):
+        raise check.fail("no_wizard", "must be empty when a scenario is given")
     return Entry(
         id=data["id"],
         title=data["title"].strip(),
@@ -257,6 +264,8 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         workarounds=workarounds,
         dead_ends=dead_ends,
         seed_claims=claims,
+        fixes=fixes,
+        no_wizard=data.get("no_wizard", "").strip(),
         body=body,
         source=path.relative_to(root).as_posix(),
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from core.errors import KBError, UsageError
 from core.kb.build import SCHEMA_VERSION, source_digest, write_database
+from core.kb.fixes import Fix
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.schema import Citation, Entry, SeedClaim, Workaround
 from core.paths import APP_AUTHOR, APP_NAME, resources_dir
@@ -234,7 +235,19 @@ class KnowledgeBase:
         return grouped
 
 
-_CHILD_TABLES = ("signatures", "workarounds", "dead_ends", "seed_claims", "citations")
+_CHILD_TABLES = ("signatures", "workarounds", "dead_ends", "seed_claims", "citations", "fixes")
+
+
+def _fix(row: sqlite3.Row) -> Fix:
+    return Fix(
+        id=row["fix_id"],
+        title=row["title"],
+        kind=row["kind"],
+        env=dict(json.loads(row["env"])),
+        switches=tuple(json.loads(row["switches"])),
+        advice=row["advice"],
+        notes=row["notes"],
+    )
 
 
 def _workaround(row: sqlite3.Row) -> Workaround:
@@ -285,6 +298,8 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
             )
             for c in children["seed_claims"].get(eid, [])
         ),
+        fixes=tuple(_fix(f) for f in children["fixes"].get(eid, [])),
+        no_wizard=row["no_wizard"],
         body=row["body"],
         source=row["source"],
     )

@@ -29,10 +29,22 @@ class Requirements:
 
     cuda: bool = False
     min_free_mb: int = 0
+    gpus: int = 0  # CUDA GPUs the scenario needs at once (2 for the NCCL wizards)
+
+    @property
+    def group(self) -> str:
+        """What it needs, as the wizard list groups scenarios: CPU, one GPU, two GPUs."""
+        gpus = max(self.gpus, 1 if self.cuda else 0)
+        return {0: "CPU", 1: "one GPU"}.get(gpus, f"{gpus} GPUs")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data."""
-        return {"cuda": self.cuda, "min_free_mb": self.min_free_mb}
+        return {
+            "cuda": self.cuda,
+            "min_free_mb": self.min_free_mb,
+            "gpus": self.gpus,
+            "group": self.group,
+        }
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,9 @@ def unmet_requirement(scenario: Scenario, runtime: dict[str, Any], python: str) 
             f"needs a CUDA GPU: torch.cuda.is_available() is False in {python} "
             f"(torch {runtime.get('torch')}, {build})"
         )
+    count = runtime.get("gpu_count")
+    if req.gpus > 1 and isinstance(count, int) and count < req.gpus:
+        return f"needs {req.gpus} CUDA GPUs; torch sees {count} in {python}"
     free = runtime.get("memory_free_mb")
     if req.min_free_mb and isinstance(free, int) and free < req.min_free_mb:
         return f"needs {req.min_free_mb} MB of free GPU memory; {free} MB are free"

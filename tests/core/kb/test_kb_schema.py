@@ -57,6 +57,8 @@ def test_good_entry_parses(tmp_path: Path) -> None:
     assert entry.to_dict()["citations"][0]["ref"] == "pytorch/pytorch#1"
 
 
+FIX = '\n[[fixes]]\nid = "one"\ntitle = "One fix"\n{body}'
+
 BAD_CASES = [
     # (description, text, expected field, expected words in the problem)
     ("missing title", _entry().replace('title = "Sample error"\n', ""), "title", "required"),
@@ -128,6 +130,42 @@ BAD_CASES = [
     ),
     ("no front matter", "## Just markdown\n", "front matter", "+++"),
     ("list of non-strings", _entry("error_codes = [1]"), "error_codes[0]", "string"),
+    (
+        "fix with an unknown switch",
+        _entry(FIX.format(body='switches = ["cudnn-of"]')),
+        "fixes[0].switches[0]",
+        "unknown switch",
+    ),
+    (
+        "fix that changes nothing",
+        _entry(FIX.format(body="")),
+        "fixes[0].env",
+        "at least one",
+    ),
+    (
+        "fix with a lower-case variable",
+        _entry(FIX.format(body='env = { cuda_launch_blocking = "1" }')),
+        "fixes[0].env.cuda_launch_blocking",
+        "upper-case",
+    ),
+    (
+        "fix with a number for a value",
+        _entry(FIX.format(body="env = { CUDA_LAUNCH_BLOCKING = 1 }")),
+        "fixes[0].env.CUDA_LAUNCH_BLOCKING",
+        "string",
+    ),
+    (
+        "fix with a bad kind",
+        _entry(FIX.format(body='kind = "cure"\nswitches = ["cudnn-off"]')),
+        "fixes[0].kind",
+        "one of",
+    ),
+    (
+        "no_wizard beside a scenario",
+        _entry('scenario = "cuda/sample"\nno_wizard = "needs an older GPU"'),
+        "no_wizard",
+        "empty",
+    ),
 ]
 
 
@@ -144,6 +182,21 @@ def test_malformed_entry_names_file_and_field(
     assert "\n" not in message
     assert message.startswith(f"resources/kb/cuda/sample.md: field '{field}': ")
     assert words.lower() in message.lower()
+
+
+def test_fixes_parse_with_their_shim_lines(tmp_path: Path) -> None:
+    fixes = FIX.format(body='kind = "diagnose"\nenv = { CUDA_LAUNCH_BLOCKING = "1" }')
+    fixes += FIX.replace('"one"', '"two"').format(body='switches = ["cudnn-off", "tf32-off"]')
+    entry = parse_entry(_write(tmp_path, _entry(fixes)), tmp_path)
+    first, second = entry.fixes
+    assert (first.kind, first.env, first.describe()) == (
+        "diagnose",
+        {"CUDA_LAUNCH_BLOCKING": "1"},
+        "CUDA_LAUNCH_BLOCKING=1",
+    )
+    assert second.kind == "fix"
+    assert "torch.backends.cudnn.enabled = False" in second.shim_code()
+    assert "allow_tf32 = False" in second.shim_code()
 
 
 def test_percentages_allowed_in_code_and_claims(tmp_path: Path) -> None:
