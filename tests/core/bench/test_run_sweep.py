@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -70,10 +71,14 @@ def test_quick_conv_sweep_is_well_formed(conv_quick: dict[str, Any]) -> None:
 def test_recommendations_cite_measured_numbers(lstm_quick: dict[str, Any]) -> None:
     recs = lstm_quick["recommendations"]
     assert recs
-    medians = {f"{r['median_ms']:.3g} ms" for r in lstm_quick["results"]}
+    medians = [float(r["median_ms"]) for r in lstm_quick["results"]]
     for rec in recs:
         assert "torch " in rec["text"] and "CPU" in rec["text"]
-        assert any(m in rec["text"] for m in medians), rec["text"]
+        # Quoted to three significant digits ("0.470 ms"): each must be a measured median.
+        quoted = [float(x) for x in re.findall(r"(\d+(?:\.\d+)?) ms", rec["text"])]
+        assert quoted, rec["text"]
+        for value in quoted:
+            assert any(abs(value - m) <= 0.005 * m + 1e-9 for m in medians), (value, rec["text"])
 
 
 def test_cancel_stops_a_sweep_and_saves_nothing() -> None:
