@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.kb.options import add_pack_option, open_kb_for
+
 
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -25,6 +27,7 @@ def add_parser(
     kb_opt.add_argument(
         "--kb", type=Path, help="a compiled .sqlite file or an entry directory (default: bundled)"
     )
+    add_pack_option(kb_opt)
     json_opt = argparse.ArgumentParser(add_help=False)
     json_opt.add_argument("--json", action="store_true", help="print JSON")
     sub.add_parser("list", parents=[kb_opt, json_opt], help="list every entry")
@@ -48,10 +51,9 @@ def run(args: argparse.Namespace) -> int:
         return _validate(args.directory)
     if args.kb_command == "build":
         return _build(args.source, args.force, args.quiet)
-    from core.kb import open_kb
     from core.kb.render import render_entry, render_list
 
-    with open_kb(args.kb) as kb:
+    with open_kb_for(args) as kb:
         if args.kb_command == "list":
             entries = kb.entries()
             _emit(args.json, [_brief(e) for e in entries], render_list(entries))
@@ -75,6 +77,7 @@ def _brief(entry: Any) -> dict[str, Any]:
         "title": entry.title,
         "category": entry.category,
         "summary": entry.summary,
+        "origin": entry.origin,
     }
 
 

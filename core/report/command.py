@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UsageError
+from core.kb.options import add_pack_option, pack_dirs
 
 _SUFFIX_FORMATS = {
     ".json": "json",
@@ -36,6 +37,7 @@ def add_parser(
         "[--bench BENCH_ID]\n"
         "                          [--error FILE] [--no-redact] [--python PATH] [--quick] "
         "[--from REPORT.json]\n"
+        "                          [--kb-extra DIR]\n"
         "       %(prog)s diff A.json B.json [--json]",
         description="Build the diagnostic report (environment, findings, pasted error and its "
         "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
@@ -86,6 +88,7 @@ def add_parser(
         metavar="REPORT.json",
         help="re-render a saved JSON report instead of collecting a new one",
     )
+    add_pack_option(parser)
     sub = parser.add_subparsers(dest="report_action", metavar="ACTION")
     diff = sub.add_parser(
         "diff",
@@ -150,6 +153,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             error_text=_read_error(args.error),
             run_ids=args.runs,
             bench_ids=args.benches,
+            kb_extra=[str(p) for p in pack_dirs(args)],
         )
     if args.no_redact:
         print(

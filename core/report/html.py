@@ -133,7 +133,7 @@ class _Html:
             out.append(
                 f"<p><b>Best match for the pasted error:</b> {_e(top.get('title'))} "
                 f"(<code>{_e(top.get('id'))}</code>, confidence "
-                f"{_e(tx.fmt(top.get('confidence')))})</p>"
+                f"{_e(tx.fmt(top.get('confidence')))}){_mine(top)}</p>"
             )
         out += [
             self.findings(report),
@@ -199,7 +199,7 @@ class _Html:
             rows.append(
                 [
                     f"<code>{_e(m.get('id'))}</code>",
-                    _e(m.get("title")) + note,
+                    _e(m.get("title")) + _mine(m) + note,
                     _e(tx.fmt(m.get("confidence"))),
                     ev,
                 ]
@@ -294,3 +294,8 @@ class _Html:
             counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
             text += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
         return f'<hr><p class="muted">{_e(text)}</p>'
+
+
+def _mine(match: Mapping[str, Any]) -> str:
+    """The label of a match from the user's own KB pack ('' for a bundled entry)."""
+    return f" <i>({_e(tx.USER_ENTRY)})</i>" if match.get("origin") == "user" else ""

@@ -82,7 +82,8 @@ def _document(report: Mapping[str, Any]) -> list[_Part]:
         add(
             _Part(
                 f"\n**Best match for the pasted error:** {_inline(top.get('title'))} "
-                f"(`{top.get('id')}`, confidence {tx.fmt(top.get('confidence'))})\n"
+                f"(`{top.get('id')}`, confidence {tx.fmt(top.get('confidence'))})"
+                f"{_mine(top)}\n"
             )
         )
     for verdict in summary.get("wizard_verdicts") or []:
@@ -118,6 +119,11 @@ def _findings(report: Mapping[str, Any], add: Any) -> None:
     add(_Part("\n".join(lines) + "\n"))
 
 
+def _mine(match: Mapping[str, Any]) -> str:
+    """The label of a match from the user's own KB pack ('' for a bundled entry)."""
+    return f" *({tx.USER_ENTRY})*" if match.get("origin") == "user" else ""
+
+
 def _error(report: Mapping[str, Any], add: Any) -> None:
     error = report.get("error")
     if not error:
@@ -132,7 +138,7 @@ def _error(report: Mapping[str, Any], add: Any) -> None:
                 for e in (m.get("evidence") or [])[:3]
                 if isinstance(e, Mapping)
             )
-            title = _inline(m.get("title", ""))
+            title = _inline(m.get("title", "")) + _mine(m)
             if m.get("note"):
                 title += f"<br>*{_inline(m['note'])}*"
             rows.append([f"`{m.get('id')}`", title, tx.fmt(m.get("confidence")), ev])

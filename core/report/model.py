@@ -89,7 +89,10 @@ def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not error or not error.get("matches"):
         return None
     best = max(error["matches"], key=lambda m: float(m.get("confidence", 0)))
-    return {"id": best.get("id"), "title": best.get("title"), "confidence": best.get("confidence")}
+    top = {"id": best.get("id"), "title": best.get("title"), "confidence": best.get("confidence")}
+    if best.get("origin") == "user":  # the user's own KB entry (--kb-extra), said so everywhere
+        top["origin"] = "user"
+    return top
 
 
 def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, Any] | None:

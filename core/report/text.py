@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 MAX_TABLE_COLUMNS = 8
+# A match from the user's own KB pack (--kb-extra), labelled as core/kb/render.py labels it.
+USER_ENTRY = "your own entry"
 
 
 def fmt(value: Any) -> str:

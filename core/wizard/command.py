@@ -9,6 +9,8 @@ import textwrap
 import threading
 from typing import Any
 
+from core.kb.options import add_pack_option, add_yes_option
+
 WIDTH = 96
 
 
@@ -28,7 +30,11 @@ def add_parser(
     json_opt.add_argument("--json", action="store_true", help="print JSON")
     sub.add_parser("list", parents=[json_opt], help="list the scenarios")
     run = sub.add_parser("run", parents=[json_opt], help="run one scenario")
-    run.add_argument("id", help="scenario id (= KB entry id), e.g. cuda/rnn-dtype-mismatch")
+    run.add_argument(
+        "id",
+        help="scenario id (= KB entry id), e.g. cuda/rnn-dtype-mismatch, or the id of one of "
+        "your own entries (--kb-extra) that names a scenario",
+    )
     run.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
     run.add_argument(
         "--timeout",
@@ -37,6 +43,8 @@ def add_parser(
         help="time limit per step in seconds (default: per step)",
     )
     run.add_argument("--no-save", action="store_true", help="do not store the run in the history")
+    add_pack_option(run)
+    add_yes_option(run)
     history = sub.add_parser("history", parents=[json_opt], help="past runs, or one run in full")
     history.add_argument("run_id", nargs="?", type=int, metavar="ID", help="a run id")
     history.add_argument("--scenario", help="only runs of this scenario")
@@ -83,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    scenario = get_scenario(args.id)
+    scenario = get_scenario(_scenario_id(args))
     # A bad --python is one error line, not a title followed by an error.
     python = resolve_python(args.python) if args.python else None
     if not args.json:
@@ -107,6 +115,23 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(render_run(data))
     return 0
+
+
+def _scenario_id(args: argparse.Namespace) -> str:
+    """The scenario to run: `args.id`, or the one a user's pack entry names, once confirmed."""
+    from core.errors import UsageError
+    from core.kb.options import confirm_fixes, open_kb_for, pack_dirs
+
+    if not pack_dirs(args):
+        return str(args.id)
+    with open_kb_for(args) as kb:
+        if args.id not in kb.user_ids():
+            return str(args.id)
+        entry = kb.get(args.id)
+    if not entry.scenario:
+        raise UsageError(f"{entry.id} is your own entry and names no wizard scenario to run")
+    confirm_fixes([entry], args.yes, what=f"the wizard it names ({entry.scenario})")
+    return entry.scenario
 
 
 def render_run(data: dict[str, Any]) -> str:
