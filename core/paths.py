@@ -79,15 +79,30 @@ def user_db_path() -> Path:
 def restore_child_environment() -> None:
     """In a PyInstaller bundle, give child processes the library path the user had.
 
-    The bootloader prepends the bundle's folder to LD_LIBRARY_PATH (saving the user's value in
-    LD_LIBRARY_PATH_ORIG when there was one); a target interpreter started with it would load
-    the bundle's copies of libssl, libz or libstdc++ instead of its own. This process already
-    loaded its libraries, so changing the variable only affects the children it starts."""
+    The bootloader may prepend the bundle's folder to LD_LIBRARY_PATH (saving the user's value
+    in LD_LIBRARY_PATH_ORIG when there was one); a target interpreter started with it would
+    load the bundle's copies of libssl, libz or libstdc++ instead of its own. This process
+    already loaded its libraries, so changing the variable only affects the children it
+    starts. Without a saved original, only the bundle's own folders are taken out."""
     if not getattr(sys, "frozen", False):
         return
+    bundle = getattr(sys, "_MEIPASS", None) or os.path.dirname(sys.executable)
     for name in ("LD_LIBRARY_PATH", "LIBPATH"):  # Linux; AIX
         original = os.environ.pop(f"{name}_ORIG", None)
         if original is not None:
             os.environ[name] = original
-        elif name in os.environ:
+            continue
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        kept = [p for p in value.split(os.pathsep) if p and not _inside(p, bundle)]
+        if kept:
+            os.environ[name] = os.pathsep.join(kept)
+        else:
             del os.environ[name]
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or below it."""
+    path, folder = os.path.normpath(path), os.path.normpath(folder)
+    return path == folder or path.startswith(folder + os.sep)

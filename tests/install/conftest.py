@@ -35,6 +35,12 @@ class Installed:
         self, *args: str, stdin: str | None = None, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
         """Run the installed console script from `workdir`."""
+        return self.run_with_env(self.env, *args, stdin=stdin, timeout=timeout)
+
+    def run_with_env(
+        self, env: dict[str, str], *args: str, stdin: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the installed console script from `workdir` in `env`."""
         return subprocess.run(
             [str(self.venv / "bin" / "cuda-clinic"), *args],
             input=stdin,
@@ -42,7 +48,7 @@ class Installed:
             text=True,
             timeout=timeout,
             cwd=self.workdir,
-            env=self.env,
+            env=env,
             check=False,
         )
 
@@ -54,7 +60,7 @@ def _run(cmd: list[str]) -> None:
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
 
 
-def _user_env(home: Path) -> dict[str, str]:
+def user_env(home: Path) -> dict[str, str]:
     """The environment of a user who never saw the repository: HOME and XDG folders in `home`."""
     keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
     env = {k: v for k, v in os.environ.items() if k in keep}
@@ -93,7 +99,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     workdir = root / "elsewhere"
     home.mkdir()
     workdir.mkdir()
-    return Installed(venv, site_packages, home, workdir, _user_env(home))
+    return Installed(venv, site_packages, home, workdir, user_env(home))
 
 
 @pytest.fixture
