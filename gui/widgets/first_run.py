@@ -125,7 +125,8 @@ class FirstRunDialog(QDialog):
             self.status.setText(
                 f"Found {len(found)} Python environments, {len(with_torch)} with PyTorch."
             )
-            self.table.setCurrentItem(chosen)
+            if chosen is not None:
+                self.table.setCurrentItem(chosen)
         else:
             self._say_none_found(found)
         self.status.setProperty("done", True)

@@ -20,7 +20,10 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == HERE:
 def main() -> int:
     """Print {"python", "prefix", "torch": {found, version, cuda, hip, location}}."""
     spec = importlib.util.spec_from_file_location("_clinic_quick", os.path.join(HERE, "quick.py"))
-    out = {"python": ".".join(str(n) for n in sys.version_info[:3]), "prefix": sys.prefix}
+    out: dict[str, object] = {
+        "python": ".".join(str(n) for n in sys.version_info[:3]),
+        "prefix": sys.prefix,
+    }
     try:
         assert spec is not None and spec.loader is not None
         quick = importlib.util.module_from_spec(spec)
