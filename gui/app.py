@@ -73,7 +73,7 @@ def build_window(app: QApplication, reporter: ErrorReporter, styled: bool = Fals
         errors=reporter,
         theme=theme,
         target=target,
-        data=DataService(tasks),
+        data=DataService(tasks, kb_extra=[p for p in [settings.kb_extra_dir()] if p]),
     )
     target.changed.connect(settings.set_target_python)
     window = MainWindow(ctx)

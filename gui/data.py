@@ -18,9 +18,12 @@ class DataService:
     """Runs queries against the KB or the history on the task runner's single database thread,
     so each SQLite connection is only ever used by the thread that opened it."""
 
-    def __init__(self, tasks: TaskRunner, kb_path: str | None = None) -> None:
+    def __init__(
+        self, tasks: TaskRunner, kb_path: str | None = None, kb_extra: list[str] | None = None
+    ) -> None:
         self._tasks = tasks
         self._kb_path = kb_path
+        self._kb_extra = list(kb_extra or [])
         self._kb: KnowledgeBase | None = None
         self._history: History | None = None
         tasks.add_db_finalizer(self._close)
@@ -33,6 +36,22 @@ class DataService:
     ) -> None:
         """Run `query(kb)` off the GUI thread (the KB is built first if it is missing/stale)."""
         self._tasks.run(lambda: query(self._open_kb()), on_success, on_failure, db=True)
+
+    @property
+    def kb_extra(self) -> list[str]:
+        """The user's KB pack folders loaded beside the bundled entries."""
+        return list(self._kb_extra)
+
+    def set_kb_extra(self, folders: list[str]) -> None:
+        """Load these pack folders from now on (the KB is reopened on its next query)."""
+        self._kb_extra = list(folders)
+
+        def reopen() -> None:
+            if self._kb is not None:
+                self._kb.close()
+                self._kb = None
+
+        self._tasks.run(reopen, lambda _r: None, db=True)
 
     def history(
         self,
@@ -47,7 +66,7 @@ class DataService:
         if self._kb is None:
             from core.kb import open_kb
 
-            self._kb = open_kb(self._kb_path)
+            self._kb = open_kb(self._kb_path, self._kb_extra)
         return self._kb
 
     def _open_history(self) -> History:
