@@ -111,3 +111,23 @@ def test_none_with_torch_names_the_exact_pip_command(qtbot, ctx, home: Path) -> 
     assert QGuiApplication.clipboard().text() == f"{plain} -m pip install torch"
     dialog.later.click()
     assert not ctx.settings.first_run_done()  # nothing to choose: asked again next start
+
+
+def test_app_asks_on_the_first_start_only(qtbot, ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gui.app import offer_first_run
+    from gui.main_window import MainWindow
+
+    monkeypatch.delenv("CUDA_CLINIC_NO_FIRST_RUN", raising=False)
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    offer_first_run(window)
+    (dialog,) = window.findChildren(FirstRunDialog)
+    assert dialog.isVisible() and dialog.isModal()
+    qtbot.wait_until(lambda: not dialog.searching, timeout=60_000)
+    dialog.later.click()  # this app's own Python has torch here, so the question is answered
+    assert ctx.settings.first_run_done()
+    dialog.deleteLater()
+    qtbot.wait_until(lambda: not window.findChildren(FirstRunDialog), timeout=5_000)
+    offer_first_run(window)
+    assert not window.findChildren(FirstRunDialog)

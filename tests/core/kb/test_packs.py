@@ -212,3 +212,17 @@ def test_report_labels_a_pack_match_as_the_users_own(pack: Path, tmp_path: Path,
     else:
         # Once beside the best match in the summary, once in the match table.
         assert text.count(USER_LABEL) == 2, text
+
+
+def test_kb_validate_pack_names_each_bad_file_and_counts_the_good(pack: Path) -> None:
+    proc = _cli("kb", "validate", "--pack", str(pack))
+    assert proc.returncode == 2
+    lines = proc.stdout.strip().splitlines()
+    assert [line.split(": field ")[0] for line in lines] == [
+        str(pack.resolve() / "cuda" / name) for name in BAD_FILES
+    ]
+    assert proc.stderr.strip() == "3 bad file(s), 3 entries OK"
+    for name in BAD_FILES:
+        (pack / "cuda" / name).unlink()
+    fixed = _cli("kb", "validate", "--pack", str(pack))
+    assert fixed.returncode == 0 and fixed.stdout.strip().startswith("3 entries OK")
