@@ -97,3 +97,17 @@ def test_match_card_of_a_pack_entry_is_labelled(qtbot, ctx: AppContext, pack: Pa
     assert page.report.matches[0].id == "cuda/lab-dataloader-shm"
     card = page.cards[0]
     assert card.mine is not None and card.mine.text() == "your own entry"
+
+
+def test_report_page_labels_a_pack_match(qtbot, ctx: AppContext, pack: Path) -> None:
+    from gui.pages.report import ReportPage
+
+    ctx.data.set_kb_extra([str(pack)])
+    page = ReportPage(ctx)
+    qtbot.addWidget(page)
+    page.error_box.setPlainText(BUS_ERROR)
+    page.activate()
+    qtbot.wait_until(lambda: page.shared is not None, timeout=90_000)
+    top = page.shared["error"]["matches"][0]
+    assert top["id"] == "cuda/lab-dataloader-shm" and top["origin"] == "user"
+    assert "(your own entry)" in page.preview.toPlainText()
