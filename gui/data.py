@@ -24,6 +24,8 @@ class DataService:
         self._tasks = tasks
         self._kb_path = kb_path
         self._kb_extra = list(kb_extra or [])
+        # Pack folders that could not be loaded (e.g. deleted since they were chosen).
+        self.pack_problems: list[str] = []
         self._kb: KnowledgeBase | None = None
         self._history: History | None = None
         tasks.add_db_finalizer(self._close)
@@ -64,9 +66,18 @@ class DataService:
 
     def _open_kb(self) -> KnowledgeBase:
         if self._kb is None:
+            from pathlib import Path
+
             from core.kb import open_kb
 
-            self._kb = open_kb(self._kb_path, self._kb_extra)
+            # A pack folder removed since it was chosen must not cost the whole KB.
+            present = [p for p in self._kb_extra if Path(p).is_dir()]
+            self.pack_problems = [
+                f"{p}: your entries folder is gone (choose it again, or stop loading it)"
+                for p in self._kb_extra
+                if p not in present
+            ]
+            self._kb = open_kb(self._kb_path, present)
         return self._kb
 
     def _open_history(self) -> History:

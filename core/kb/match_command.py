@@ -105,12 +105,14 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_report(report))
+        packs = " ".join(f"--kb-extra {p}" for p in (args.kb_extra or []))
+        sys.stdout.write(render_report(report, packs))
     return 0
 
 
-def render_report(report: MatchReport) -> str:
-    """The report as a few readable lines."""
+def render_report(report: MatchReport, packs: str = "") -> str:
+    """The report as a few readable lines; `packs` are the --kb-extra options to repeat in the
+    suggested `kb show` command when the best match is the user's own entry."""
     out: list[str] = []
     confident = report.confident
     if not confident:
@@ -131,7 +133,8 @@ def render_report(report: MatchReport) -> str:
     if report.truncated:
         out.append("(input was long: only its end was scanned)")
     if report.matches:
-        out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}"]
+        again = f" {packs}" if packs and report.matches[0].origin == "user" else ""
+        out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}{again}"]
     else:
         out.append("To look by words instead: cuda-clinic kb search WORDS (or kb list)")
     if report.root_cause:

@@ -149,7 +149,8 @@ class KnowledgePage(Page):
             self.select(self._pending_select)
 
     def refresh(self) -> None:
-        """Reload the entries."""
+        """Reload the entries (your own entry files are read again: edits show up)."""
+        self.ctx.data.set_kb_extra(self.ctx.data.kb_extra)
         self._loaded = False
         self._pending_select = self.current.id if self.current else None
         self.activate()
@@ -209,7 +210,8 @@ class KnowledgePage(Page):
 
     def _on_loaded(self, loaded: tuple[list[Entry], list[str]]) -> None:
         self.end_busy()
-        entries, self.pack_errors = loaded
+        entries, errors = loaded
+        self.pack_errors = self.ctx.data.pack_problems + errors
         self.entries = {e.id: e for e in entries}
         for box, values in (
             (self.domain_box, sorted({e.domain for e in entries})),

@@ -111,3 +111,15 @@ def test_report_page_labels_a_pack_match(qtbot, ctx: AppContext, pack: Path) -> 
     top = page.shared["error"]["matches"][0]
     assert top["id"] == "cuda/lab-dataloader-shm" and top["origin"] == "user"
     assert "(your own entry)" in page.preview.toPlainText()
+
+
+def test_a_pack_folder_deleted_since_does_not_cost_the_kb(
+    qtbot, ctx: AppContext, pack: Path
+) -> None:
+    page = _page_with_pack(qtbot, ctx, pack)
+    shutil.rmtree(pack)
+    page.refresh()
+    qtbot.wait_until(lambda: "cuda/lab-dataloader-shm" not in page.entries, timeout=30_000)
+    assert "cuda/rnn-hx-not-contiguous" in page.entries  # the bundled KB still loads
+    assert "1 of your files skipped" in page.count_label.text()
+    assert f"{pack}: your entries folder is gone" in page.count_label.toolTip()

@@ -84,6 +84,10 @@ def test_text_views_label_pack_entries_as_the_users_own(pack: Path) -> None:
     assert matched.returncode == 0, matched.stderr
     top = matched.stdout.splitlines()[0]
     assert top.startswith("=>") and "cuda/lab-dataloader-shm" in top and USER_LABEL in top
+    # The suggested next command finds the entry again (it names the pack).
+    assert f"Details: cuda-clinic kb show cuda/lab-dataloader-shm --kb-extra {pack}" in (
+        matched.stdout
+    )
     data = json.loads(_cli("match", "--json", "--kb-extra", str(pack), stdin=BUS_ERROR).stdout)
     assert data["matches"][0]["id"] == "cuda/lab-dataloader-shm"
     assert data["matches"][0]["origin"] == "user"
