@@ -148,7 +148,7 @@ def _cudnn_versions(torch: Any) -> dict[str, Any]:
     cudnn = getattr(torch._C, "_cudnn", None)
     if cudnn is None:
         return {}
-    out = {}
+    out: dict[str, Any] = {}
     names = (("cudnn_runtime", "getRuntimeVersion"), ("cudnn_compile", "getCompileVersion"))
     for key, name in names:
         try:
