@@ -73,8 +73,7 @@ def check_cudnn_runtime(env: Environment) -> list[Finding]:
             "cudnn.runtime-incompatible",
             "error",
             f"torch refuses the cuDNN it loaded: cuDNN {version} from {where}{via}, while torch "
-            f"was compiled against {compile_ or 'another version'}. torch says: "
-            f"{_first_line(said)}",
+            f"was compiled against {compile_ or 'another version'}.",
             action,
             command=command,
             evidence=said,
@@ -99,8 +98,7 @@ def check_cudnn_parts(env: Environment) -> list[Finding]:
                 f"torch loaded cuDNN from {folder}"
                 + (f" (through {route})" if route else "")
                 + f", but that folder lacks {', '.join(m + '.so.*' for m in missing)}: cuDNN "
-                "then loads those parts from another copy or fails when it needs them."
-                + (f" torch says: {_first_line(said)}" if said else ""),
+                "then loads those parts from another copy or fails when it needs them.",
                 action,
                 command=command,
                 evidence=said,
@@ -122,8 +120,7 @@ def check_alloc_conf(env: Environment) -> list[Finding]:
         Finding(
             "env.alloc-conf-invalid",
             "error",
-            f"torch rejects PYTORCH_CUDA_ALLOC_CONF={value!r}, so every CUDA allocation fails. "
-            f"torch says: {_first_line(error.text)}",
+            f"torch rejects PYTORCH_CUDA_ALLOC_CONF={value!r}, so every CUDA allocation fails.",
             "Unset it, or fix the option (comma-separated key:value pairs such as "
             "expandable_segments:True).",
             command="unset PYTORCH_CUDA_ALLOC_CONF",
@@ -192,8 +189,3 @@ def check_variables(env: Environment) -> list[Finding]:
             )
         )
     return out
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= 400 else line[:397] + "..."

@@ -44,7 +44,7 @@ def _load(cls: type[T], data: Any, where: str = "") -> T:
             sub = nested[f.name]
             if isinstance(value, list):
                 value = [_load(sub, v, f"{path}[{i}]") for i, v in enumerate(value)]
-            elif f.default_factory is list:  # type: ignore[comparison-overlap]
+            elif f.default_factory is list:
                 raise FieldError(path, f"expected a list, got {type(value).__name__}")
             else:
                 value = _load(sub, value, path)

@@ -92,9 +92,10 @@ def _torch_rows(env: Environment) -> list[str]:
         if torch.arch_list is not None:
             rows.append(_row("", "arch list: " + (" ".join(torch.arch_list) or "(empty)")))
         for dev in torch.devices:
+            first = [torch.first_op] if torch.first_op else []
             ops = ", ".join(
                 f"{c.op} {'ok' if c.ok else 'FAILED'}"
-                for c in torch.checks
+                for c in first + torch.checks
                 if c.device == f"cuda:{dev.index}"
             )
             rows.append(_row(f"cuda:{dev.index}", f"{dev.name}: {ops or 'no checks ran'}"))
