@@ -66,7 +66,9 @@ def _env(driver: str, cuda_max: str, cc: str, torch_version: str = "2.11.0+cu130
 def test_h100_on_driver_580_gets_the_newest_cu130_build() -> None:
     command, why = best_install(_env("580.159.04", "13.0", "9.0"))
     newest = load().releases()[0]
-    assert command == f"pip install torch=={newest} --index-url https://download.pytorch.org/whl/cu130"
+    assert (
+        command == f"pip install torch=={newest} --index-url https://download.pytorch.org/whl/cu130"
+    )
     assert "cu130" in why and "cu128" in why and "cu126" in why
 
 
