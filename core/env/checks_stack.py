@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 from core.env.compat import version_tuple
@@ -85,9 +84,7 @@ def check_cudnn_runtime(env: Environment) -> list[Finding]:
 def check_cudnn_parts(env: Environment) -> list[Finding]:
     """A cuDNN core mapped from a folder that lacks some of its sub-libraries."""
     out = []
-    for folder, missing in env.cudnn.missing_parts.items():
-        if os.path.realpath(folder) != env.cudnn.loaded_from:
-            continue
+    for folder, missing in env.cudnn.missing_parts.items():  # folders a core was mapped from
         route = path_route(env, folder)
         command, action = cudnn_remedy(env, folder)
         said = next((e.text for e in env.torch.errors if "cudnn" in e.message.lower()), "")
