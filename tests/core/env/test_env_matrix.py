@@ -80,3 +80,10 @@ def test_preloaded_cudnn_first_conv_failure_is_shown_not_conv_ok() -> None:
     human = run_cli("env", "--from", str(_fixture("ld-preload-system-cudnn"))).stdout
     assert "first-conv FAILED" in human
     assert "torch loads cuDNN 9.19.0" not in human
+
+
+def test_the_docs_table_lists_every_setup_with_its_first_finding() -> None:
+    doc = (BROKEN.parents[3] / "docs" / "env-matrix.md").read_text(encoding="utf-8")
+    for setup in EXPECTED:
+        row = next((line for line in doc.splitlines() if f"| `{setup['name']}` |" in line), "")
+        assert f"`{setup['first']}`" in row, setup["name"]
