@@ -38,6 +38,14 @@ RULES: tuple[Rule, ...] = (
     Rule("driver.not-loaded", suppress=_CUDA_USE),
     Rule("driver.version-mismatch", suppress=_CUDA_USE),
     Rule("driver.no-permission", suppress=_CUDA_USE),
+    # A malformed allocator setting can make torch fail at import or at CUDA init already.
+    Rule(
+        "env.alloc-conf-invalid",
+        suppress=("torch.op-failed", "torch.cuda-unavailable"),
+        demote=("torch.import-error",),
+        demote_to="warning",
+        when=r"(?i)allocator|ALLOC_CONF",
+    ),
     Rule(
         "torch.import-error",
         suppress=(
@@ -67,7 +75,7 @@ RULES: tuple[Rule, ...] = (
         demote_to="warning",
     ),
     Rule("cudnn.runtime-incompatible", suppress=("torch.op-failed",), when=r"(?i)cudnn"),
-    Rule("env.alloc-conf-invalid", suppress=("torch.op-failed",)),
+    Rule("env.alloc-conf-invalid", suppress=("torch.op-failed",)),  # whatever the op said
     Rule("cuda.arch-unsupported", suppress=("torch.op-failed",), when=r"(?i)no kernel image"),
     Rule("gpu.low-free-memory", demote=("torch.op-failed",), when=r"(?i)out of memory"),
 )

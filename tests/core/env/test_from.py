@@ -95,3 +95,14 @@ def test_an_unrelated_op_failure_is_not_swallowed_by_a_cudnn_root() -> None:
     kept, suppressed = order(findings)
     assert {f.id for f in kept} == {"torch.op-failed", "cudnn.runtime-incompatible"}
     assert kept[0].id == "cudnn.runtime-incompatible" and not suppressed
+
+
+def test_an_allocator_setting_that_breaks_the_import_is_the_root_cause() -> None:
+    said = "RuntimeError: Unrecognized key 'garbage' in Accelerator allocator config."
+    findings = [
+        Finding("torch.import-error", "error", f"`import torch` fails: {said}", evidence=said),
+        Finding("env.alloc-conf-invalid", "error", "torch rejects PYTORCH_CUDA_ALLOC_CONF"),
+    ]
+    kept, _ = order(findings)
+    assert [f.id for f in kept] == ["env.alloc-conf-invalid", "torch.import-error"]
+    assert kept[1].severity == "warning" and kept[1].caused_by == "env.alloc-conf-invalid"
