@@ -87,3 +87,37 @@ def test_the_docs_table_lists_every_setup_with_its_first_finding() -> None:
     for setup in EXPECTED:
         row = next((line for line in doc.splitlines() if f"| `{setup['name']}` |" in line), "")
         assert f"`{setup['first']}`" in row, setup["name"]
+
+
+def test_importer_redacts_and_the_imported_fixtures_still_replay(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    outdir = tmp_path / "env_matrix"
+    outdir.mkdir()
+    for setup in EXPECTED:
+        data = json.loads((BROKEN / "derived" / f"{setup['name']}.json").read_text())
+        data["python"]["executable"] = "/home/alice/venv/bin/python3"
+        data["env_vars"]["HF_TOKEN"] = "hf_QWERTYuiopASDFghjkl1234567890zx"
+        (outdir / f"{setup['name']}.json").write_text(json.dumps(data))
+    dest = tmp_path / "broken"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BROKEN.parents[3] / "scripts" / "import_env_matrix.py"),
+            str(outdir),
+            "--dest",
+            str(dest),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for setup in EXPECTED:
+        text = (dest / f"{setup['name']}.json").read_text()
+        assert "alice" not in text and "hf_QWERTY" not in text
+        data = _replay(dest / f"{setup['name']}.json")
+        assert data["findings"][0]["id"] == setup["first"], setup["name"]
+    assert "as expected" in proc.stdout
