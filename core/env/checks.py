@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from core.env.checks_libs import check_cudnn, check_env_vars, check_gpus, check_packages
@@ -14,7 +15,7 @@ from core.env.checks_stack import (
 )
 from core.env.compat import arch_support, cuda_compat, version_tuple
 from core.env.model import Environment, Finding
-from core.env.remedy import best_install
+from core.env.remedy import best_install, cublas_remedy, cudnn_remedy
 from core.env.rootcause import order
 
 Check = Callable[[Environment], list[Finding]]
@@ -150,12 +151,23 @@ def check_torch(env: Environment) -> list[Finding]:
         text = "; ".join(f"{c.op} on {c.device}: {c.error}" for c in failed[:4])
         stages = {f"{c.op} on {c.device}" for c in failed} | {"first conv on cuda:0"}
         said = next((e.text for e in torch.errors if e.stage in stages), "")
+        command = ""
+        if re.search(r"(?i)cublas", said):
+            command = cublas_remedy(env)
+        elif re.search(r"(?i)cudnn", said):
+            command = cudnn_remedy(env, env.cudnn.loaded_from)[0]
         out.append(
             Finding(
                 "torch.op-failed",
                 "error",
                 f"Tiny GPU operations failed: {text}.",
-                "Paste the error into `cuda-clinic match` to find the known cause.",
+                "Paste the error into `cuda-clinic match` to find the known cause."
+                + (
+                    " A library mismatch is fixed by reinstalling the wheel torch pins."
+                    if command
+                    else ""
+                ),
+                command=command,
                 evidence=said,
                 kb=kb_for(said) if said else "",
             )

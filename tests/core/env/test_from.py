@@ -106,3 +106,19 @@ def test_an_allocator_setting_that_breaks_the_import_is_the_root_cause() -> None
     kept, _ = order(findings)
     assert [f.id for f in kept] == ["env.alloc-conf-invalid", "torch.import-error"]
     assert kept[1].severity == "warning" and kept[1].caused_by == "env.alloc-conf-invalid"
+
+
+def test_a_cublas_failure_names_the_cublas_wheel_to_reinstall(tmp_path: Path) -> None:
+    said = "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`"
+
+    def break_matmul(data: dict[str, Any]) -> None:
+        data["torch"]["checks"][0].update(ok=False, error=f"RuntimeError: {said}")
+        data["torch"]["errors"] = [
+            {"stage": "matmul on cuda:0", "type": "RuntimeError", "message": said}
+        ]
+
+    data = json.loads(run_cli("env", "--from", str(_v1(tmp_path, break_matmul)), "--json").stdout)
+    first = data["findings"][0]
+    assert first["id"] == "torch.op-failed"
+    assert first["evidence"] == f"RuntimeError: {said}"
+    assert first["command"] == "pip install --force-reinstall --no-deps nvidia-cublas==13.1.0.3"
