@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ _SKIP_PREFIXES = (
     "cudnn.version",
     "cudnn.declared",  # torch's pinned cuDNN wheel, its own row
     "torch.device_count",  # "GPUs torch sees"
+    "torch.nccl_version",  # "NCCL"
     "toolkits.toolkits",
 )
 # How a missing value reads, per category, in the text table (JSON keeps null).
@@ -84,6 +85,45 @@ def _gpus(env: Env) -> list[str]:
     return out
 
 
+def _nccl(env: Env) -> Any:
+    """NCCL as torch reports it (deep mode), else the nvidia-nccl wheel torch pins."""
+    version = lookup(env, "torch.nccl_version")
+    if version:
+        return version
+    declared = lookup(env, "torch.declared")
+    if isinstance(declared, Mapping):
+        return next((v for k, v in sorted(declared.items()) if k.startswith("nvidia-nccl")), None)
+    return None
+
+
+def _gpu_count(env: Env) -> int | None:
+    gpus = env.get("gpus")
+    return len(gpus) if isinstance(gpus, list) else None
+
+
+def _per_gpu(key: str, show: Callable[[Any], str]) -> Getter:
+    def get(env: Env) -> list[str] | None:
+        gpus = [g for g in env.get("gpus") or [] if isinstance(g, Mapping)]
+        if not any(g.get(key) is not None for g in gpus):
+            return None
+        shown = [show(g.get(key)) for g in gpus]
+        most = max(set(shown), key=shown.count)
+        if len(set(shown)) == 1:
+            return [f"{most} (all {len(gpus)} GPU{'s' * (len(gpus) != 1)})"]
+        odd = [f"GPU {g.get('index', '?')}: {v}" for g, v in zip(gpus, shown, strict=True)]
+        return [o for o, v in zip(odd, shown, strict=True) if v != most] + [f"others: {most}"]
+
+    return get
+
+
+def _on_off(value: Any) -> str:
+    return "unknown" if value is None else "on" if value else "off"
+
+
+def _mhz(value: Any) -> str:
+    return "unknown" if value is None else f"{value} MHz"
+
+
 def _torch_devices(env: Env) -> Any:
     devices = [d for d in lookup(env, "torch.devices") or [] if isinstance(d, Mapping)]
     if not devices:
@@ -123,13 +163,17 @@ _FIELDS: tuple[tuple[str, str, str | Getter], ...] = (
     ("versions", "torch.cuda.is_available()", "torch.is_available"),
     ("versions", "cuDNN", _cudnn),
     ("versions", "cuDNN (torch's pinned wheel)", "torch.declared_cudnn"),
+    ("versions", "NCCL", _nccl),
     ("versions", "NVIDIA driver", "driver.version"),
     ("versions", "CUDA (driver max)", "driver.cuda_max"),
     ("versions", "CUDA toolkit (nvcc)", _nvcc),
     ("versions", "torch arch list", "torch.arch_list"),
     ("versions", "Python", "python.version"),
     ("versions", "OS", "platform.distribution"),
+    ("hardware", "GPU count", _gpu_count),
     ("hardware", "GPUs (NVML)", _gpus),
+    ("hardware", "GPU ECC", _per_gpu("ecc_enabled", _on_off)),
+    ("hardware", "GPU max SM clock", _per_gpu("max_sm_clock_mhz", _mhz)),
     ("hardware", "GPUs torch sees", _torch_devices),
     ("hardware", "tiny GPU ops (deep mode)", _checks),
     ("libraries", "cuDNN loaded from", "cudnn.loaded_from"),
@@ -139,25 +183,67 @@ _FIELDS: tuple[tuple[str, str, str | Getter], ...] = (
 )
 
 
-def diff_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+# What makes "works on node 3, fails on node 7" across a fleet, most relevant first: the
+# fleet view ranks its differences by this list, then by category (`diff_reports(order=...)`).
+FLEET_ORDER: tuple[str, ...] = (
+    "NVIDIA driver",
+    "cuDNN",
+    "cuDNN loaded from",
+    "PyTorch",
+    "torch import error",
+    "NCCL",
+    "GPU count",
+    "GPUs (NVML)",
+    "GPU ECC",
+    "GPU max SM clock",
+    "GPUs torch sees",
+    "torch.cuda.is_available()",
+    "CUDA (driver max)",
+    "CUDA (torch build)",
+    "tiny GPU ops (deep mode)",
+    "cuDNN (torch's pinned wheel)",
+    "CUDA toolkit (nvcc)",
+    "torch arch list",
+    "Python",
+    "OS",
+)
+_CATEGORY_OF = {label: category for category, label, _source in _FIELDS}
+_SOURCE_OF = {label: source for _category, label, source in _FIELDS}
+
+
+def field_value(env: Env, label: str) -> Any:
+    """The normalised value of the named row (a label of `FLEET_ORDER` or the diff table)."""
+    source = _SOURCE_OF[label]
+    return _norm(lookup(env, source) if isinstance(source, str) else source(env))
+
+
+def field_category(label: str) -> str:
+    """The diff category of a named row."""
+    return _CATEGORY_OF.get(label, "other")
+
+
+def diff_reports(
+    a: Mapping[str, Any], b: Mapping[str, Any], order: Sequence[str] = ()
+) -> list[Difference]:
     """What differs between two reports, most relevant first: versions, hardware, findings,
-    wizard outcomes, libraries and packages, then any other environment field."""
+    wizard outcomes, libraries and packages, then any other environment field. Rows named in
+    `order` (e.g. `FLEET_ORDER`) come first, in that order."""
     env_a, env_b = a.get("environment") or {}, b.get("environment") or {}
     out: list[Difference] = []
     seen: list[str] = []
     for category, label, source in _FIELDS:
         if isinstance(source, str):
             seen.append(source)
-            va, vb = _norm(lookup(env_a, source)), _norm(lookup(env_b, source))
-        else:
-            va, vb = _norm(source(env_a)), _norm(source(env_b))
+        va, vb = field_value(env_a, label), field_value(env_b, label)
         if va != vb:
             out.append(Difference(category, label, va, vb))
     out += _packages(env_a, env_b)
     out += _findings(a, b)
     out += _wizard(a, b)
     out += _rest(env_a, env_b, (*_SKIP_PREFIXES, *seen))
-    return sorted(out, key=lambda d: d.rank)  # stable: keeps the order within a category
+    first = {label: i for i, label in enumerate(order)}
+    # stable: keeps the order within a category
+    return sorted(out, key=lambda d: (first.get(d.field, len(first)), d.rank))
 
 
 def _norm(value: Any) -> Any:
