@@ -5,30 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.report.text import fmt
+from core.report.text import fleet_value
 
 _MAX_VALUE = 160
 _MAX_ROWS = 8  # differences shown per node in the text view (JSON keeps them all)
 
 
 def show(value: Any) -> str:
-    """A value in one short line: lists joined, absence as 'none', long text cut."""
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        text = ", ".join(_grouped([str(v) for v in value])) if value else "none"
-    else:
-        text = " ".join(fmt(value).split())
-    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
-
-
-def _grouped(items: list[str]) -> list[str]:
-    """Repeated items once with a count: '8 × NVIDIA H200 (sm_90, 140 GiB)'."""
-    out: list[str] = []
-    for item in dict.fromkeys(items):
-        n = items.count(item)
-        out.append(f"{n} × {item}" if n > 1 else item)
-    return out
+    """A value in one short line: repeated list items counted, absence as 'none', long text cut."""
+    return fleet_value(value, _MAX_VALUE)
 
 
 def gpu_value(field: str, value: Any) -> str:
