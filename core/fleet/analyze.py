@@ -27,8 +27,13 @@ GPU_FIELDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
+def _key(value: Any) -> Any:
+    """A hashable form of a normalised value (lists become tuples)."""
+    if isinstance(value, list):
+        return tuple(_key(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, default=str)
+    return value
 
 
 def analyze(run: FleetRun) -> dict[str, Any]:
@@ -77,7 +82,8 @@ def _majority(values: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, An
         if not counts:
             continue
         key, n = counts.most_common(1)[0]
-        out[label] = {"value": json.loads(key), "nodes": n, "of": total}
+        value = next(v[label] for v in values.values() if _key(v[label]) == key)
+        out[label] = {"value": value, "nodes": n, "of": total}
     return out
 
 
@@ -126,7 +132,8 @@ def _gpu_outliers(run: FleetRun) -> list[dict[str, Any]]:
         counts = Counter(_key(g.get(key)) for _n, g in gpus if g.get(key) is not None)
         if len(counts) < 2:
             continue
-        most = json.loads(counts.most_common(1)[0][0])
+        top = counts.most_common(1)[0][0]
+        most = next(g.get(key) for _n, g in gpus if _key(g.get(key)) == top)
         for node, g in gpus:
             value = g.get(key)
             if value is not None and _key(value) != _key(most):

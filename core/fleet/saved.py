@@ -34,6 +34,22 @@ def load_fleet(path: str | Path) -> FleetRun:
     raise UsageError(f"{source} is not a cuda-clinic fleet JSON or a folder of env JSONs")
 
 
+def load_analysed(path: str | Path) -> tuple[FleetRun, dict[str, Any]]:
+    """A saved fleet run and its analysis: the one a fleet JSON carries, else computed."""
+    from core.fleet.analyze import analyze
+
+    source = Path(path)
+    if source.is_file():
+        data = _read_json(source)
+        if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
+            run = FleetRun.from_dict(data)
+            run.source = str(source)
+            saved = data.get("analysis")
+            return run, saved if isinstance(saved, dict) else analyze(run)
+    run = load_fleet(source)
+    return run, analyze(run)
+
+
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -57,6 +57,6 @@ def fleet_section(run: FleetRun, analysis: Mapping[str, Any] | None = None) -> d
 
 def section_from_file(path: str) -> dict[str, Any]:
     """The fleet section for a saved fleet run (a folder of env JSONs or a fleet JSON)."""
-    from core.fleet.saved import load_fleet
+    from core.fleet.saved import load_analysed
 
-    return fleet_section(load_fleet(path))
+    return fleet_section(*load_analysed(path))

@@ -256,7 +256,10 @@ def _norm(value: Any) -> Any:
 
 def _natural(text: str) -> list[Any]:
     """Sort key that puts sm_75 before sm_100."""
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+    return [int(p) if p.isdigit() else p for p in _DIGITS.split(text)]
+
+
+_DIGITS = re.compile(r"(\d+)")
 
 
 def _describe(item: Any) -> str:
@@ -339,7 +342,7 @@ def _wizard(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 
 
 def _rest(env_a: Env, env_b: Env, skip: tuple[str, ...]) -> list[Difference]:
-    fa, fb = dict(_leaves(env_a)), dict(_leaves(env_b))
+    fa, fb = dict(_leaves(env_a, skip=skip)), dict(_leaves(env_b, skip=skip))
     out = []
     for key in sorted(set(fa) | set(fb)):
         if key.startswith(skip) or _NOISE.search(key.rsplit(".", 1)[-1]):
@@ -353,14 +356,18 @@ def _rest(env_a: Env, env_b: Env, skip: tuple[str, ...]) -> list[Difference]:
 _EMPTY_PAIRS: tuple[tuple[Any, Any], ...] = ((None, []), ([], None), (None, "{}"), ("{}", None))
 
 
-def _leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+def _leaves(obj: Any, prefix: str = "", skip: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    """(dotted path, value) of every leaf; a subtree whose path starts with `skip` is not
+    walked (a fleet diffs hundreds of nodes: their package lists and probe timings add up)."""
+    if prefix and skip and prefix.startswith(skip):
+        return
     if isinstance(obj, Mapping) and obj:
         for k, v in obj.items():
-            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k))
+            yield from _leaves(v, f"{prefix}.{k}" if prefix else str(k), skip)
     elif isinstance(obj, list) and obj and all(isinstance(v, Mapping) for v in obj):
         for i, v in enumerate(obj):
             key = v.get("name") or v.get("id") or v.get("index", i)
-            yield from _leaves(v, f"{prefix}[{key}]")
+            yield from _leaves(v, f"{prefix}[{key}]", skip)
     else:
         yield prefix, _norm(obj)
 
