@@ -69,10 +69,7 @@ def collect(
         "FLEET_FAKE_DIR": str(cluster),
         "PYTHONPATH": str(REPO),
     }
-    if launcher == "ssh":
-        source = ["--ssh", str(hosts)]
-    else:
-        source = ["--srun", "-N", str(n), "--"]
+    source = ["--ssh", str(hosts)] if launcher == "ssh" else ["--srun", "-N", str(n), "--"]
     cmd = [sys.executable, "-m", "core", "fleet", *source, "--json", "--timeout", str(timeout)]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, env=env)
