@@ -62,6 +62,7 @@ def _read_json(path: Path) -> Any:
 def _load_dir(folder: Path) -> FleetRun:
     nodes: dict[str, NodeResult] = {}
     failed_before: list[NodeResult] = []
+    saved: FleetRun | None = None
     for file in sorted(folder.glob("*.json"), key=lambda p: natural_key(p.name)):
         try:
             data = _read_json(file)
@@ -69,7 +70,8 @@ def _load_dir(folder: Path) -> FleetRun:
             nodes[file.stem] = NodeResult(file.stem, "garbage", str(exc).split(" (", 1)[0])
             continue
         if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
-            failed_before += [n for n in FleetRun.from_dict(data).nodes if not n.ok]
+            saved = FleetRun.from_dict(data)
+            failed_before += [n for n in saved.nodes if not n.ok]
             continue
         env, why = _environment(data, file)
         nodes[file.stem] = NodeResult(file.stem, "ok" if env else "garbage", why, env)
@@ -78,7 +80,14 @@ def _load_dir(folder: Path) -> FleetRun:
     if not nodes:
         raise UsageError(f"{folder} holds no node JSON files (*.json)")
     ordered = sorted(nodes.values(), key=lambda n: natural_key(n.name))
-    return FleetRun(ordered, "from", _mode(ordered), None, str(folder))
+    run = FleetRun(ordered, "from", _mode(ordered), None, str(folder))
+    if saved is not None:  # the folder `fleet --save` wrote: say how it was collected
+        run.launcher, run.seconds, run.generated_at = (
+            saved.launcher,
+            saved.seconds,
+            saved.generated_at,
+        )
+    return run
 
 
 def _environment(data: Any, file: Path) -> tuple[dict[str, Any] | None, str]:
