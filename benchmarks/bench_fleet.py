@@ -78,6 +78,33 @@ def collect(
     return {"wall": wall, "data": data}
 
 
+def simulator_alone(cluster: Path, n: int) -> float:
+    """Wall seconds of the fake srun running the n simulated nodes' env, output discarded: what
+    simulating the nodes costs on this machine, before any collection."""
+    env = {
+        **os.environ,
+        "FLEET_FAKE_DIR": str(cluster),
+        "PATH": f"{cluster / 'node-bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    start = time.perf_counter()
+    subprocess.run(
+        [
+            str(cluster / "bin" / "srun"),
+            "--label",
+            "-N",
+            str(n),
+            "sh",
+            "-c",
+            "cuda-clinic env --json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        env=env,
+    )
+    return time.perf_counter() - start
+
+
 def scaling(args: argparse.Namespace, cluster: Path, names: list[str]) -> list[dict[str, Any]]:
     """Median wall time per size and launcher."""
     rows = []
@@ -88,6 +115,9 @@ def scaling(args: argparse.Namespace, cluster: Path, names: list[str]) -> list[d
             walls = [r["wall"] for r in runs]
             data = runs[-1]["data"]
             own = sum(x.get("seconds") or 0 for x in data["nodes"])
+            alone = None
+            if launcher == "srun":  # its nodes all run at once on this machine's CPUs
+                alone = statistics.median(simulator_alone(cluster, n) for _ in range(args.repeats))
             median = statistics.median(walls)
             base = base or (n, median)
             rows.append(
@@ -99,7 +129,8 @@ def scaling(args: argparse.Namespace, cluster: Path, names: list[str]) -> list[d
                     "median_s": median,
                     "min_s": min(walls),
                     "max_s": max(walls),
-                    "node_sum_s": own,
+                    "node_sum_s": own if launcher == "ssh" else None,
+                    "simulator_s": alone,
                     "nodes_x": n / base[0],
                     "time_x": median / base[1],
                 }
@@ -164,6 +195,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}"

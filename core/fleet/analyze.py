@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.fleet.model import FleetRun
-from core.report.diff import FLEET_ORDER, diff_reports, field_category, field_value
+from core.report.diff import FLEET_ORDER, diff_reports, field_category, field_value, remembering
 
 # Per-GPU attributes compared with the fleet's majority GPU, most relevant first.
 GPU_FIELDS: tuple[tuple[str, str], ...] = (
@@ -39,6 +39,11 @@ def _key(value: Any) -> Any:
 def analyze(run: FleetRun) -> dict[str, Any]:
     """The analysis as JSON-ready data: majority rows, outlier nodes (most relevant first),
     outlier GPUs, nodes that gave no environment (with why), and nodes like the majority."""
+    with remembering():  # the reference node's side of every diff is computed once
+        return _analyze(run)
+
+
+def _analyze(run: FleetRun) -> dict[str, Any]:
     ok = run.ok_nodes
     envs = {n.name: n.env or {} for n in ok}
     values = {

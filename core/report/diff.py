@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import textwrap
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -217,6 +219,40 @@ def field_value(env: Env, label: str) -> Any:
     return _norm(lookup(env, source) if isinstance(source, str) else source(env))
 
 
+_local = threading.local()
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Within the block, what `diff_reports` derives from an environment is computed once per
+    environment object (a fleet compares hundreds of nodes with one reference node)."""
+    old = getattr(_local, "memo", None)
+    _local.memo = {}
+    try:
+        yield
+    finally:
+        _local.memo = old
+
+
+def _cached(env: Env, what: str, make: Callable[[], Any]) -> Any:
+    memo: dict[int, tuple[Env, dict[str, Any]]] | None = getattr(_local, "memo", None)
+    if memo is None:
+        return make()
+    entry = memo.get(id(env))
+    if entry is None or entry[0] is not env:
+        entry = memo[id(env)] = (env, {})
+    if what not in entry[1]:
+        entry[1][what] = make()
+    return entry[1][what]
+
+
+def _all_fields(env: Env) -> dict[str, Any]:
+    fields: dict[str, Any] = _cached(
+        env, "fields", lambda: {label: field_value(env, label) for _c, label, _s in _FIELDS}
+    )
+    return fields
+
+
 def field_category(label: str) -> str:
     """The diff category of a named row."""
     return _CATEGORY_OF.get(label, "other")
@@ -230,11 +266,10 @@ def diff_reports(
     `order` (e.g. `FLEET_ORDER`) come first, in that order."""
     env_a, env_b = a.get("environment") or {}, b.get("environment") or {}
     out: list[Difference] = []
-    seen: list[str] = []
-    for category, label, source in _FIELDS:
-        if isinstance(source, str):
-            seen.append(source)
-        va, vb = field_value(env_a, label), field_value(env_b, label)
+    seen = [source for _c, _l, source in _FIELDS if isinstance(source, str)]
+    fields_a, fields_b = _all_fields(env_a), _all_fields(env_b)
+    for category, label, _source in _FIELDS:
+        va, vb = fields_a[label], fields_b[label]
         if va != vb:
             out.append(Difference(category, label, va, vb))
     out += _packages(env_a, env_b)
@@ -291,7 +326,8 @@ def _stack_first(key: str) -> tuple[bool, str]:
 def _packages(env_a: Env, env_b: Env) -> list[Difference]:
     """Packages in both with other versions one by one (torch and nvidia-* first); packages
     on one side only as one row, so forty CUDA wheels do not bury the rest."""
-    pa, pb = _package_index(env_a), _package_index(env_b)
+    pa = _cached(env_a, "packages", lambda: _package_index(env_a))
+    pb = _cached(env_b, "packages", lambda: _package_index(env_b))
     both = sorted(set(pa) & set(pb), key=_stack_first)
     out = [Difference("libraries", k, pa[k], pb[k]) for k in both if pa[k] != pb[k]]
     only_a = [_pin(k, pa[k]) for k in sorted(set(pa) - set(pb), key=_stack_first)]
@@ -342,7 +378,8 @@ def _wizard(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
 
 
 def _rest(env_a: Env, env_b: Env, skip: tuple[str, ...]) -> list[Difference]:
-    fa, fb = dict(_leaves(env_a, skip=skip)), dict(_leaves(env_b, skip=skip))
+    fa = _cached(env_a, f"leaves {skip}", lambda: dict(_leaves(env_a, skip=skip)))
+    fb = _cached(env_b, f"leaves {skip}", lambda: dict(_leaves(env_b, skip=skip)))
     out = []
     for key in sorted(set(fa) | set(fb)):
         if key.startswith(skip) or _NOISE.search(key.rsplit(".", 1)[-1]):

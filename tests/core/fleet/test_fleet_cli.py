@@ -100,7 +100,8 @@ def test_saved_folder_reads_back_with_the_failures(ssh_run: dict[str, Any]) -> N
     assert sorted(p.name for p in saved.glob("gpu*.json")) == [f"{n}.json" for n in NODES[:10]]
     result, _ = fleet_cli(None, "--from", str(saved), "--json")
     again = json.loads(result.stdout)
-    assert again["launcher"] == "from"
+    assert again["launcher"] == "ssh"  # how the saved run was collected
+    assert again["source"] == str(saved)
     assert again["analysis"]["outliers"] == ssh_run["data"]["analysis"]["outliers"]
     nodes = _by_name(again)
     assert nodes["gpu11"]["reason"] == _by_name(ssh_run["data"])["gpu11"]["reason"]
