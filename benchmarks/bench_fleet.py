@@ -135,7 +135,8 @@ def scaling(args: argparse.Namespace, cluster: Path, names: list[str]) -> list[d
                     "time_x": median / base[1],
                 }
             )
-            print(f"  {launcher} {n}: {median:.2f} s", file=sys.stderr)
+            extra = "" if alone is None else f" (fake srun alone {alone:.2f} s)"
+            print(f"  {launcher} {n}: {median:.2f} s{extra}", file=sys.stderr)
     return rows
 
 
@@ -205,14 +206,16 @@ def main() -> None:
         rows = scaling(args, cluster, names)
         print(
             "\n| launcher | nodes | answered | failed | median s | min s | max s | "
-            "sum of node times s | nodes x | time x |"
+            "sum of node times s | fake srun alone s | nodes x | time x |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
+            own = "—" if r["node_sum_s"] is None else f"{r['node_sum_s']:.1f}"
+            alone = "—" if r["simulator_s"] is None else f"{r['simulator_s']:.2f}"
             print(
                 f"| {r['launcher']} | {r['nodes']} | {r['ok']} | {r['failed']} | "
                 f"{r['median_s']:.2f} | {r['min_s']:.2f} | {r['max_s']:.2f} | "
-                f"{r['node_sum_s']:.1f} | {r['nodes_x']:.0f} | {r['time_x']:.2f} |"
+                f"{own} | {alone} | {r['nodes_x']:.0f} | {r['time_x']:.2f} |"
             )
         hung_root, hung_names = make_cluster(Path(tmp) / "h", max(args.sizes), args.slow, hung=2)
         hung = collect(hung_root, hung_names, max(args.sizes), "ssh", 3.0)

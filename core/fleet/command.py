@@ -41,7 +41,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--srun",
         nargs=argparse.REMAINDER,
         metavar="SRUN_ARG",
-        help="collect through srun (one task per node); the rest of the line goes to srun",
+        help="collect through srun (one task per node); the words after it, up to a lone "
+        "'--', go to srun",
     )
     source.add_argument("--ssh", metavar="HOSTFILE", help="collect over ssh from these hosts")
     source.add_argument(
