@@ -205,10 +205,11 @@ def collect_srun(
     failed = 0
     try:
         for raw in proc.stdout:  # type: ignore[union-attr]
-            m = _LABEL.match(raw.decode("utf-8", "replace").rstrip("\n"))
-            if not m:
+            # "  12: text" (srun --label); partition is cheaper than a regex on 100k lines
+            head, sep, line = raw.decode("utf-8", "replace").rstrip("\n").partition(": ")
+            if not sep or not head.strip().isdigit():
                 continue
-            task, line = int(m.group(1)), m.group(2)
+            task = int(head)
             tasks.setdefault(task, []).append(line)
             if line.startswith(f"{_MARK} begin "):
                 begun[task] = time.perf_counter()
