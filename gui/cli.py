@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from core.cli import build_parser, dispatch
 
 # The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
-PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "report")
+PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "fleet", "report")
 
 
 def has_display() -> bool:
