@@ -41,6 +41,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs",
     ),
     "report": ("core.report.command", "export a diagnostic report (redacted by default)"),
+    "fleet": (
+        "core.fleet.command",
+        "env on every node of a cluster (srun or ssh) and what differs between them",
+    ),
 }
 
 PROG = "cuda-clinic"

@@ -11,7 +11,7 @@ from core.cli import build_parser, dispatch
 from core.paths import restore_child_environment
 
 # The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
-PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "report")
+PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "fleet", "report")
 
 
 def has_display() -> bool:

@@ -26,6 +26,7 @@ def build_report(
     charts: Sequence[Mapping[str, Any]] = (),
     findings: Sequence[Mapping[str, Any]] = (),
     generated_at: _dt.datetime | None = None,
+    fleet: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)."""
     env = _plain(environment) if environment is not None else None
@@ -46,6 +47,8 @@ def build_report(
         "benchmarks": [_plain(b) for b in benchmarks],
         "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
     }
+    if fleet is not None:  # `core.fleet.section.fleet_section(run)`
+        report["fleet"] = _plain(fleet)
     report["summary"] = summarize(report)
     return report
 
