@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.env.checks_libs import check_cudnn, check_env_vars, check_gpus, check_packages
+from core.env.checks_multi import check_multi_gpu
 from core.env.compat import arch_support, cuda_compat, version_tuple
 from core.env.model import SEVERITIES, Environment, Finding
 
@@ -281,6 +282,7 @@ def all_checks() -> list[Check]:
         check_gpus,
         check_toolkit,
         check_packages,
+        check_multi_gpu,
     ]
 
 

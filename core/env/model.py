@@ -207,6 +207,8 @@ class Environment:
     probe: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     app: dict[str, Any] = field(default_factory=dict)
+    # Deep mode with a GPU: NVLink, peer access, ECC, throttling, NCCL (core.env.multigpu).
+    multi_gpu: dict[str, Any] | None = None
 
     @property
     def has_error(self) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 PROBE_DIR = Path(__file__).resolve().parent
 
 # Each script prints one JSON object; `deep` also imports torch.
-SCRIPTS = ("quick", "deep", "libversion", "nvml")
+SCRIPTS = ("quick", "deep", "libversion", "nvml", "nvml_links", "peers")
 
 
 def script_path(name: str) -> Path:
