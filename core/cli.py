@@ -41,6 +41,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs",
     ),
     "report": ("core.report.command", "export a diagnostic report (redacted by default)"),
+    "nccl": (
+        "core.nccl.command",
+        "measure NCCL collectives between this host's GPUs (torchrun or srun)",
+    ),
 }
 
 PROG = "cuda-clinic"
