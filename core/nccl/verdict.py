@@ -120,10 +120,14 @@ def judge(
     ok, low = float(links["verdict"]["ok_ratio"]), float(links["verdict"]["low_ratio"])
     status = "ok" if ratio >= ok else ("below" if ratio >= low else "far_below")
     words = {"ok": "as expected", "below": "below expectation", "far_below": "far below"}
-    out.update(
-        status=status,
-        message=f"all_reduce busbw {measured:.1f} GB/s is {words[status]}: "
-        f"{ratio:.0%} of the {expected:.0f} GB/s a healthy {model['match']} host reaches "
-        f"({fraction:.0%} of {basis}).",
+    message = (
+        f"all_reduce busbw {measured:.1f} GB/s is {words[status]}: {ratio:.0%} of the "
+        f"{expected:.0f} GB/s a healthy {model['match']} host reaches ({fraction:.0%} of {basis})."
     )
+    nominal = int(model.get("links") or 0)
+    if active_links is not None and 0 < active_links < nominal:
+        # Right for the links that are up, but the host is degraded: never "ok".
+        status = "below" if status == "ok" else status
+        message += f" Only {active_links} of {nominal} NVLinks are up (see env --deep)."
+    out.update(status=status, message=message)
     return out
