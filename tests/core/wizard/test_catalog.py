@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import tomllib
 from pathlib import Path
@@ -82,3 +83,26 @@ def test_step_files_import_only_stdlib_torch_and_siblings() -> None:
                 import sys
 
                 assert root in allowed or root in sys.stdlib_module_names, f"{path.name}: {root}"
+
+
+def test_scenarios_are_discovered_one_module_each() -> None:
+    package = importlib.import_module("core.wizard.scenarios")  # the function shadows it
+
+    mods = package.modules()
+    assert all(not m.__name__.rsplit(".", 1)[1].startswith("_") for m in mods)
+    assert [m.SCENARIO.id for m in mods] == [s.id for s in ALL]
+    orders = [getattr(m, "ORDER", package.DEFAULT_ORDER) for m in mods]
+    assert orders == sorted(orders)
+
+
+def test_a_module_without_scenario_is_named_in_the_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    package = importlib.import_module("core.wizard.scenarios")  # the function shadows it
+
+    (tmp_path / "broken_wizard.py").write_text("ORDER = 1\n", encoding="utf-8")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    monkeypatch.setitem(sys.modules, f"{package.__name__}.broken_wizard", None)
+    sys.modules.pop(f"{package.__name__}.broken_wizard")
+    with pytest.raises(package.ScenarioError, match="broken_wizard declares no SCENARIO"):
+        package.discover()
