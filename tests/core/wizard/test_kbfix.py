@@ -12,7 +12,7 @@ from core.wizard.model import Requirements, Scenario, Step
 from core.wizard.runner import judge
 from core.wizard.worker import Worker
 
-STEP = '''
+STEP = """
 import os
 import torch
 
@@ -35,7 +35,7 @@ def repro(params, emit):
 def report(params, emit):
     return {"var": os.environ.get("CLINIC_VAR"), "cudnn": torch.backends.cudnn.enabled,
             "empty": os.environ.get("CLINIC_EMPTY")}
-'''
+"""
 
 
 @pytest.fixture
