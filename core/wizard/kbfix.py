@@ -13,18 +13,28 @@ from typing import Any
 from core.errors import KBError
 from core.kb.fixes import Fix
 from core.kb.loader import default_kb_dir
-from core.kb.schema import parse_entry
+from core.kb.schema import Entry, parse_entry
 from core.wizard.model import Step
 
 
 @cache
-def entry_fixes(entry_id: str) -> dict[str, Fix]:
-    """The `[[fixes]]` of the bundled KB entry `entry_id`, by fix id."""
+def kb_entry(entry_id: str) -> Entry:
+    """The bundled KB entry `entry_id`, parsed from its source file (no compiled KB needed)."""
     root = default_kb_dir()
     path = root / f"{entry_id}.md"
     if not path.is_file():
-        raise KBError(f"{path}: no knowledge-base entry {entry_id!r} for its wizard's fixes")
-    return {fix.id: fix for fix in parse_entry(path, root).fixes}
+        raise KBError(f"{path}: no knowledge-base entry {entry_id!r} for its wizard")
+    return parse_entry(path, root)
+
+
+def entry_fixes(entry_id: str) -> dict[str, Fix]:
+    """The `[[fixes]]` of the bundled KB entry `entry_id`, by fix id."""
+    return {fix.id: fix for fix in kb_entry(entry_id).fixes}
+
+
+def kb_signature(entry_id: str) -> str:
+    """The entry's `signatures` as one regex: a wizard's repro is judged by the KB's real text."""
+    return "|".join(f"(?:{sig})" for sig in kb_entry(entry_id).signatures)
 
 
 def kb_fix(entry_id: str, fix_id: str, repro: Step, **kw: Any) -> Step:
@@ -32,14 +42,15 @@ def kb_fix(entry_id: str, fix_id: str, repro: Step, **kw: Any) -> Step:
 
     A `diagnose` fix is judged located / not_located (did the error name the failing line);
     a `fix` is judged fixed / not_fixed like any workaround. Keyword arguments override Step
-    fields (params are merged over the repro's).
+    fields (params are merged over the repro's; a None value removes that key).
     """
     fixes = entry_fixes(entry_id)
     if fix_id not in fixes:
         known = ", ".join(fixes) or "none"
         raise KBError(f"{entry_id}: field 'fixes': no fix {fix_id!r} (declared: {known})")
     fix = fixes[fix_id]
-    params = {**repro.params, **kw.pop("params", {})}
+    merged = {**repro.params, **kw.pop("params", {})}
+    params = {key: value for key, value in merged.items() if value is not None}  # None: drop
     snippet = fix.describe() if not fix.advice else f"{fix.describe()}\n# {fix.advice}"
     fields: dict[str, Any] = {
         "name": fix_id,

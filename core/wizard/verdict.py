@@ -48,6 +48,8 @@ def _claims(scenario: Scenario, records: list[dict[str, Any]]) -> list[dict[str,
         holds: bool | None = None
         if step.claim_fixes is not None and measured in ("fixed", "not_fixed"):
             holds = (measured == "fixed") == step.claim_fixes
+        elif step.claim_fixes is not None and measured in ("located", "not_located"):
+            holds = (measured == "located") == step.claim_fixes
         claims.append(
             {
                 "step": step.name,

@@ -14,3 +14,8 @@ OFF_RNN = """with torch.backends.cudnn.flags(enabled=False):
 def conv_ok(value: Value, _ctx: Value) -> bool:
     """The cuDNN-pressure steps' success criterion: the convolution ran."""
     return bool(value.get("conv_ok"))
+
+
+def readable(value: Value, _ctx: Value) -> bool:
+    """A diagnosis step's criterion: the CPU (or a check) gave a readable error."""
+    return bool(value.get("readable"))
