@@ -62,7 +62,7 @@ def kb_fix(entry_id: str, fix_id: str, repro: Step, **kw: Any) -> Step:
         "isolated": True,
         "timeout_s": repro.timeout_s,
         "kb_fix": fix_id,
-        "env": dict(fix.env),
+        "env": {**repro.env, **fix.env},  # the user's situation, then the fix
         "shim": fix.shim_code(),
         "diagnose": fix.kind == "diagnose",
         "fixed_note": "the repro runs without the error under this fix",
