@@ -1,0 +1,73 @@
+"""CUDA error: an illegal memory access was encountered (steps: illegal_access.py)."""
+
+from __future__ import annotations
+
+from core.wizard.kbfix import kb_fix, kb_signature
+from core.wizard.model import Requirements, Scenario, Step
+from core.wizard.scenarios._common import readable
+
+ORDER = 130
+ID = "cuda/illegal-memory-access"
+FILE = "illegal_access.py"
+REPRO = Step(
+    "repro", "An unchecked gather far past the end of a tensor", FILE, "repro", timeout_s=60.0
+)
+
+SCENARIO = Scenario(
+    id=ID,
+    title="A kernel reads far outside its tensor (illegal memory access)",
+    summary="torch.ops.aten._unsafe_index (no bounds check, like a custom kernel) with an index "
+    "far out of range, then the next op. Then CUDA_LAUNCH_BLOCKING=1, cuDNN off, the same "
+    "indexing checked on the CPU, catching the error, and a fresh process.",
+    requirements=Requirements(cuda=True, min_free_mb=256),
+    repro=REPRO,
+    workarounds=(
+        kb_fix(
+            ID,
+            "launch-blocking",
+            REPRO,
+            claim="KB: localises the faulting kernel",
+            claim_fixes=True,
+        ),
+        kb_fix(
+            ID, "cudnn-off", REPRO, claim="KB declares cuDNN off as a no-code fix", claim_fixes=True
+        ),
+        Step(
+            "check-on-cpu",
+            "The same indexing, checked, on the CPU",
+            FILE,
+            "check_on_cpu",
+            {},
+            "x.cpu()[idx.cpu()]  # IndexError names the bad index",
+            fixed_when=readable,
+            fixed_note="the CPU raises a readable IndexError (diagnosis)",
+            cost_metric="",
+        ),
+        Step(
+            "catch-and-continue",
+            "Catch the error and continue in the same process",
+            FILE,
+            "catch_and_continue",
+            {},
+            "try: ...\nexcept RuntimeError: pass",
+            claim="KB dead end: every later CUDA call in the process fails",
+            claim_fixes=False,
+            isolated=True,
+            cost_metric="",
+        ),
+        Step(
+            "restart-process",
+            "Restart the process (and fix the index)",
+            FILE,
+            "restart_process",
+            {},
+            "# a new process: the CUDA context is created again",
+            claim="KB: restarting the process is the only recovery",
+            claim_fixes=True,
+            isolated=True,
+            cost_metric="",
+        ),
+    ),
+    signature=kb_signature(ID),
+    related_signature=r"device-side assert|CUDA error|CUBLAS_STATUS|CUDNN_STATUS",
+)
