@@ -58,9 +58,20 @@ def judge(
     if is_repro or ctx.get("repro_clean"):
         # With a clean repro a variant is one more attempt to reproduce, not a fix.
         return _judge_repro(scenario, result, value, ctx)
+    if step.diagnose and step.fixed_when is not None:
+        return _judge_named(step, result, value, ctx)
     if step.diagnose:
         return _judge_located(scenario, result)
     return _judge_fix(scenario, step, result, value, ctx)
+
+
+def _judge_named(
+    step: Step, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
+) -> tuple[str, str]:
+    """A diagnostic judged by what its output names (the NCCL wizards: rank and collective)."""
+    if result.status == "ok" and step.fixed_when is not None and step.fixed_when(value, ctx):
+        return "located", step.fixed_note
+    return "not_located", f"did not name {_error_line(result) or value.get('missing') or 'it'}"
 
 
 def _judge_fix(
