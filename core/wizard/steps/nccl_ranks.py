@@ -190,7 +190,12 @@ def fr_findings(dumps: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
 
 
 def _lines(log: str, pattern: str, limit: int = 4) -> list[str]:
-    found = [line.strip()[:400] for line in log.splitlines() if re.search(pattern, line)]
+    """Matching lines, without NCCL's `host:pid:tid ` prefix (no host names in evidence)."""
+    found = [
+        re.sub(r"^\S+:\d+:\d+ ", "", line.strip())[:400]
+        for line in log.splitlines()
+        if re.search(pattern, line)
+    ]
     return found[:limit]
 
 
