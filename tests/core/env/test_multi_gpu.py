@@ -218,7 +218,7 @@ def test_real_probes_without_nvml_report_why_and_still_run_peers() -> None:
 
 @pytest.mark.skipif(
     not (RECORDED / "h200x2_probes.json").exists(),
-    reason="no recorded two-GPU probe output yet (scripts/gpu/nccl.sh, then scripts/commit_nccl.py)",
+    reason="no recorded two-GPU probes yet (scripts/gpu/nccl.sh, then scripts/commit_nccl.py)",
 )
 def test_recorded_two_h200_host_shows_nvlink_to_each_other() -> None:
     raw = json.loads((RECORDED / "h200x2_probes.json").read_text())
