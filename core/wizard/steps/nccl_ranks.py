@@ -98,11 +98,14 @@ def launch(config: dict[str, Any], limit_s: float, emit: Emit) -> dict[str, Any]
         "TORCH_FR_DUMP_TEMP_FILE": prefix,
     }
     config = {**config, "deadline": time.time() + limit_s + 5}
+    # torchrun looks at its ranks every 5 s (not 0.1 s): when rank 0 dies of the watchdog, rank 1
+    # lives long enough to write its own flight-recorder dump, as a stuck rank in a real job does.
     argv = [
         sys.executable,
         "-m",
         "torch.distributed.run",
         "--standalone",
+        "--monitor-interval=5",
         "--nproc-per-node=2",
         os.path.abspath(__file__),
         "--rank-main",

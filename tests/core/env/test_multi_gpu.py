@@ -230,3 +230,17 @@ def test_recorded_two_h200_host_shows_nvlink_to_each_other() -> None:
     assert all(p["can_access"] for p in section["torch"]["peer_access"])
     assert section["nccl"]["version"]
     assert "multi-gpu.nvlink-down" not in finding_ids(section)
+
+
+@pytest.mark.skipif(
+    not (RECORDED / "h200x2_env.json").exists(),
+    reason="no recorded two-GPU env --deep yet (scripts/gpu/nccl.sh, then scripts/commit_nccl.py)",
+)
+def test_recorded_env_findings_are_what_the_checks_say_today() -> None:
+    recorded = json.loads((RECORDED / "h200x2_env.json").read_text())
+    section = recorded["multi_gpu"]
+    assert section["gpu_count"] == 2
+    now = {f.id for f in multi_gpu_findings(section)}
+    then = {f["id"] for f in recorded["findings"] if f["id"].startswith("multi-gpu.")}
+    # env vars and packages are not in the fixture: only the section-derived findings compare
+    assert now <= then
