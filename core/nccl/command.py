@@ -29,7 +29,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(resources/nccl/links.toml). Without a GPU per rank it runs gloo on the CPU, which "
         "checks the launcher only. A hang ends at --timeout with every rank killed, and the "
         "report names the rank and collective that did not finish. Exit 1 when the run fails, "
-        "hangs, returns wrong data or is far below what the links should give.",
+        "hangs, returns wrong data, or is far below what the links should give (or NCCL "
+        "avoided NVLink).",
     )
     parser.add_argument(
         "--nproc",
