@@ -54,7 +54,10 @@ def run_nccl(
     """Launch, wait (hard timeout), and return the report; rank logs kept in `keep` if given.
     `nvml` is the links probe's output when the caller already has it."""
     nvml = nvml if nvml is not None else interconnect()
-    workdir = keep or Path(tempfile.mkdtemp(prefix="cuda-clinic-nccl-"))
+    # srun ranks on other nodes write their events where they run: use the current folder
+    # (usually a shared file system on a cluster) rather than this node's /tmp.
+    where = Path.cwd() if spec.launcher == "srun" else None
+    workdir = keep or Path(tempfile.mkdtemp(prefix="cuda-clinic-nccl-", dir=where))
     try:
         result = launch(spec, workdir, cancel)
         log = result.log_text()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -205,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault-op", default="")
     args = parser.parse_args(argv)
     rank, world, local = rank_env()
+    os.makedirs(args.out, exist_ok=True)
     events = Events(os.path.join(args.out, f"rank{rank}.jsonl"))
     events.write(
         "start",
@@ -237,9 +239,12 @@ def main(argv: list[str] | None = None) -> int:
 def pick_backend(torch: Any, dist: Any, world: int) -> str:
     """NCCL when every rank on this node gets its own GPU, else gloo on the CPU (the same
     answer on every rank of a node, so no rank joins with another backend)."""
-    local_world = int(
-        os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("SLURM_NTASKS_PER_NODE") or world
-    )
+    local_world = world
+    for name in ("LOCAL_WORLD_SIZE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE"):
+        first = re.match(r"\d+", os.environ.get(name, ""))  # Slurm writes e.g. "4(x2)"
+        if first:
+            local_world = int(first.group())
+            break
     if (
         torch.cuda.is_available()
         and dist.is_nccl_available()
