@@ -41,7 +41,9 @@ def render_multi_gpu(section: dict[str, Any] | None) -> list[str]:
     """Interconnect rows: each GPU's links and health, the peer matrix, NCCL as loaded."""
     if not section:
         return []
-    lines = ["", f"Multi-GPU ({section.get('gpu_count', 0)} GPUs)"]
+    count = int(section.get("gpu_count") or 0)
+    title = "Multi-GPU" if count >= 2 else "GPU links and health"
+    lines = ["", f"{title} ({count} GPU{'' if count == 1 else 's'})"]
     if section.get("nvml_error"):
         lines.append(_row("NVML", str(section["nvml_error"])))
     for gpu in section.get("gpus") or []:

@@ -81,7 +81,7 @@ if [ -n "$anchor" ] && [ -n "$nccl_dir" ]; then
     NCCL_HOME="$home" NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90"
   tail -n 20 "$out/nccl_tests_make.err" >>"$out/nccl_tests_build.txt"
   if [ -x "$build/build/all_reduce_perf" ]; then
-    LD_LIBRARY_PATH="$home/lib:${LD_LIBRARY_PATH:-}" \
+    LD_LIBRARY_PATH="$home/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}" \
       run nccl_tests 120 "$build/build/all_reduce_perf" -b 8 -e 1G -f 2 -g 2
     cp "$out/nccl_tests.out" "$out/nccl_tests.txt"
   else

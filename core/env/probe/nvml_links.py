@@ -67,7 +67,9 @@ class _Reader:
             return read()
         except self.nvml.NVMLError as exc:
             self.errors[key] = _error_name(exc)
-            return None
+        except (AttributeError, TypeError, ValueError) as exc:  # an older or newer pynvml
+            self.errors[key] = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 def _links(nvml: Any, handle: Any, reader: _Reader) -> list[dict[str, Any]]:
@@ -209,7 +211,7 @@ def probe_links() -> dict[str, Any]:
         for index in range(nvml.nvmlDeviceGetCount()):
             try:
                 handle, gpu = _gpu(nvml, index)
-            except nvml.NVMLError as exc:
+            except (nvml.NVMLError, AttributeError, TypeError) as exc:
                 handle, gpu = None, {"index": index, "errors": {"handle": _error_name(exc)}}
             handles.append(handle)
             out["gpus"].append(gpu)

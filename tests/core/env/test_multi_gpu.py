@@ -244,3 +244,13 @@ def test_recorded_env_findings_are_what_the_checks_say_today() -> None:
     then = {f["id"] for f in recorded["findings"] if f["id"].startswith("multi-gpu.")}
     # env vars and packages are not in the fixture: only the section-derived findings compare
     assert now <= then
+
+
+def test_a_single_gpu_host_shows_its_health_without_a_multi_gpu_title() -> None:
+    links, _ = two_h200()
+    links["gpus"] = links["gpus"][:1]
+    links["gpus"][0]["throttle"] = {"mask": 0x20, "reasons": ["sw_thermal_slowdown"]}
+    section = build_section(links, None)
+    text = render_human(Environment(mode="deep", multi_gpu=section))
+    assert "GPU links and health (1 GPU)" in text and "Multi-GPU" not in text
+    assert finding_ids(section) == {"multi-gpu.throttled": "warning"}
