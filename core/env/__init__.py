@@ -75,7 +75,7 @@ def detect(
         from core.env.multigpu import collect, gpu_count
 
         count = gpu_count(quick.data, deep_result(deep_run))
-        multi = collect(target, count) if count else None
+        multi = collect(target, count, cancel=cancel) if count else None
     return assemble(quick.data, deep_result(deep_run), status, deep=deep, multi_gpu=multi)
 
 

@@ -9,6 +9,7 @@ recorded or synthetic probe output.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -17,15 +18,16 @@ PEERS_TIMEOUT_S = 120.0
 
 
 def run_probe(
-    python: str, name: str, timeout: float
+    python: str, name: str, timeout: float, cancel: threading.Event | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """(JSON or None, how the child ended); the child runs in its own process group."""
+    """(JSON or None, how the child ended); the child runs in its own process group.
+    Setting `cancel` kills it and raises core.env.runner.CheckCancelledError."""
     from core.env.runner import _finish, _kill_group, _start
 
     started = time.perf_counter()
     proc = _start(python, name)
     try:
-        run = _finish(proc, name, started, timeout)
+        run = _finish(proc, name, started, timeout, cancel)
     finally:
         if proc.poll() is None:
             _kill_group(proc)
@@ -34,12 +36,14 @@ def run_probe(
     return run.data, run.status()
 
 
-def collect(target: str, gpu_count: int, peers: bool = True) -> dict[str, Any]:
+def collect(
+    target: str, gpu_count: int, peers: bool = True, cancel: threading.Event | None = None
+) -> dict[str, Any]:
     """Run the probes (peers only with two GPUs or more) and build the section."""
-    links, links_status = run_probe(sys.executable, "nvml_links", NVML_TIMEOUT_S)
+    links, links_status = run_probe(sys.executable, "nvml_links", NVML_TIMEOUT_S, cancel)
     peer_data, peer_status = (None, None)
     if peers and gpu_count >= 2:
-        peer_data, peer_status = run_probe(target, "peers", PEERS_TIMEOUT_S)
+        peer_data, peer_status = run_probe(target, "peers", PEERS_TIMEOUT_S, cancel)
     section = build_section(links, peer_data)
     section["probes"] = {"nvml_links": links_status, "peers": peer_status}
     return section

@@ -254,3 +254,14 @@ def test_a_single_gpu_host_shows_its_health_without_a_multi_gpu_title() -> None:
     text = render_human(Environment(mode="deep", multi_gpu=section))
     assert "GPU links and health (1 GPU)" in text and "Multi-GPU" not in text
     assert finding_ids(section) == {"multi-gpu.throttled": "warning"}
+
+
+def test_a_cancelled_check_stops_the_multi_gpu_probes() -> None:
+    import threading
+
+    from core.env.runner import CheckCancelledError
+
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(CheckCancelledError):
+        collect(sys.executable, gpu_count=2, cancel=cancel)
