@@ -203,3 +203,28 @@ def test_missing_record_is_reported(tmp_path: Path) -> None:
     assert parse_entry(root / "cuda/sample.md", root).workarounds[0].runs
     (error,) = load_dir(root).errors
     assert "runs[0]': no evidence record 'evidence/run.json'" in error
+
+
+def _scenario_ids() -> list[str]:
+    from core.wizard import scenarios
+
+    return [s.id for s in scenarios()]
+
+
+@pytest.mark.parametrize("scenario_id", _scenario_ids())
+def test_every_wizard_has_a_gpu_record_cited_by_its_entry(scenario_id: str) -> None:
+    """Each wizard's GPU evidence record exists and its KB entry cites it (runs or [run])."""
+    rel = f"evidence/{scenario_id.replace('/', '__')}.json"
+    if not (RESOURCES / rel).is_file():
+        pytest.skip(
+            f"no GPU evidence recorded yet for {scenario_id}: run `bash scripts/gpu_run.sh "
+            f"wizards`, then `python scripts/import_evidence.py OUTDIR/*.json --update-kb`"
+        )
+    record = _record(rel)
+    assert record.get("scenario_id", record.get("scenario", {}).get("id")) == scenario_id
+    entry = next(e for e in ENTRIES if e.id == scenario_id)
+    cited = any(
+        rel in item.runs or any(f"resources/{rel}" in e for e in item.evidence)
+        for _, item in _items(entry)
+    )
+    assert cited, f"{scenario_id}: the entry does not cite {rel}"
