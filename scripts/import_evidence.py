@@ -176,7 +176,11 @@ def _update_block(block: str, record: dict[str, Any], rel: str, changes: list[st
     )
     verdict = item["verdict"]
     runs = [r for r in item.get("runs", []) if r != rel]
-    earlier = [e for e in item.get("evidence", []) if cite in e and "; this contradicts" in e]
+    earlier = [
+        e
+        for e in item.get("evidence", [])
+        if cite in e and f"; wizard step {name} " in e and "; this contradicts" in e
+    ]
     if outcome in ALLOWED:
         runs.append(rel)
         if earlier and verdict == MEASURED_VERDICT[outcome]:  # a re-import keeps the history
@@ -186,7 +190,10 @@ def _update_block(block: str, record: dict[str, Any], rel: str, changes: list[st
             line += f"; this contradicts the earlier verdict {verdict!r}, now {new!r}"
             block = re.sub(r'(?m)^verdict = ".*"$', f'verdict = "{new}"', block, count=1)
             changes.append(f"{record['scenario_id']} {kind} {name}: verdict {verdict} -> {new}")
-    evidence = [e for e in item.get("evidence", []) if cite not in e] + [f"{line} ({cite})"]
+    # Replace only this importer's own earlier line; hand-written [run] lines stay.
+    mine = f"; wizard step {name} "
+    evidence = [e for e in item.get("evidence", []) if not (cite in e and mine in e)]
+    evidence.append(f"{line} ({cite})")
     block = _set_evidence(block, evidence)
     block = _set_runs(block, runs)
     changes.append(f"{record['scenario_id']} {kind} {name}: {outcome}")

@@ -27,7 +27,7 @@ confidence = "medium"
 [[workarounds]]
 title = "Free memory"
 verdict = "fixes"
-evidence = ["a forum post"]
+evidence = ["a forum post", "[run] by hand (resources/evidence/cuda__sample.json)"]
 step = "free"
 
 [[workarounds]]
@@ -98,7 +98,10 @@ def test_measured_steps_cite_the_record_and_contradictions_change_the_verdict(kb
     entry = parse_entry(kb / "cuda/sample.md", kb)
     free, knob = entry.workarounds
     assert free.verdict == "fixes" and free.runs == ("evidence/cuda__sample.json",)
-    assert free.evidence[0] == "a forum post"
+    assert free.evidence[:2] == (
+        "a forum post",
+        "[run] by hand (resources/evidence/cuda__sample.json)",
+    )
     assert free.evidence[-1].startswith(
         "[run] NVIDIA H100, driver 580.1, torch 2.11.0, cuDNN 91900: "
     )
