@@ -99,7 +99,7 @@ def test_the_cpu_diagnosis_steps_name_the_bad_value(worker: Worker) -> None:
         assert outcome == "fixed", note
         found[name] = (result.value or {})["error"]
     assert "Target 5 is out of bounds" in found["cpu-batch"]
-    assert "out of bounds" in found["check-on-cpu"]
+    assert found["check-on-cpu"] == "tensor of shape (1024,) needs 4096 bytes; its storage has 4"
 
 
 @pytest.mark.skipif(HAS_CUDA, reason="checks the behaviour of a CPU-only machine")
