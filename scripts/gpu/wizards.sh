@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every repro wizard with --json on the GPU machine: one JSON per scenario in OUTDIR, its
 # stderr beside it, then summary.txt with one line per wizard. Total runtime at most 6 minutes
-# (budget below): the light wizards run 4 at a time (phase A), then the wizards that need the
+# (budget below): the light wizards run 5 at a time (phase A), then the wizards that need the
 # GPU to themselves (Requirements.exclusive: they fill its memory or measure time) run one by
-# one (phase B). One failing wizard never stops the others; every wizard is time-bounded.
+# one (phase B). In each phase the wizards without a committed evidence record go first, so a
+# tight budget drops re-runs ("NOT RUN" in the summary). One failing wizard never stops the
+# others; every wizard is time-bounded.
 # Usage (from anywhere): bash scripts/gpu/wizards.sh OUTDIR [SCENARIO_ID ...]
 #   with IDs, only those wizards run (still phase A / B as they are declared);
 #   WIZARD_IDS="ID ..." does the same through scripts/gpu_run.sh wizards.
@@ -21,8 +23,9 @@ PY=${PYTHON:-python3}
 budget=${WIZARD_BUDGET_S:-350}   # seconds for the whole script (6 minutes with the listing)
 light_cap=90                     # seconds for one light wizard
 heavy_cap=75                     # seconds for one exclusive wizard
-per_step=40                      # seconds for one step (isolated steps import torch each time)
-jobs=4                           # light wizards at once
+per_step=45                      # seconds for one step (isolated steps import torch each time)
+jobs=5                           # light wizards at once
+heavy_estimate=30                # seconds kept for each exclusive wizard after phase A
 start=$SECONDS
 
 if [ "$#" -eq 0 ] && [ -n "${WIZARD_IDS:-}" ]; then
@@ -30,16 +33,22 @@ if [ "$#" -eq 0 ] && [ -n "${WIZARD_IDS:-}" ]; then
 fi
 listing=$(timeout -k 5 60 "$PY" - "$@" <<'PYEOF'
 import sys
+from pathlib import Path
 from core.wizard import scenarios
 wanted = sys.argv[1:]
 known = {s.id: s for s in scenarios()}
 for ident in wanted:
     if ident not in known:
         print(f"unknown {ident}", file=sys.stderr)
+rows = []
 for s in scenarios():
     if wanted and s.id not in wanted:
         continue
-    print(("heavy" if s.requirements.exclusive else "light"), s.id)
+    recorded = Path("resources/evidence", s.id.replace("/", "__") + ".json").is_file()
+    # Wizards without a committed record first: a tight budget drops the re-runs.
+    rows.append((recorded, "heavy" if s.requirements.exclusive else "light", s.id))
+for recorded, phase, ident in sorted(rows, key=lambda r: r[0]):
+    print(phase, ident, "recorded" if recorded else "new")
 PYEOF
 ) || { echo "cannot list the scenarios"; exit 1; }
 light=$(printf '%s\n' "$listing" | awk '$1 == "light" {print $2}')
@@ -61,17 +70,19 @@ run_one() {  # ID CAP: one wizard, its own data dir (parallel runs share no SQLi
 
 left() { echo $(( budget - (SECONDS - start) )); }
 
-# Phase A: the light wizards, $jobs at a time, leaving the exclusive ones their time.
+# Phase A: the light wizards, $jobs at a time, in a window that leaves the exclusive ones
+# about $heavy_estimate s each.
 heavy_count=$(printf '%s\n' "$heavy" | grep -c . || true)
-reserve=$(( heavy_count * 35 ))
+window=$(( budget - heavy_count * heavy_estimate ))
 for id in $light; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n 2>/dev/null || sleep 1; done
-  room=$(( $(left) - reserve ))
-  if [ "$room" -lt 25 ]; then
+  room=$(( window - (SECONDS - start) ))
+  if [ "$room" -lt 20 ]; then
     echo "NOT RUN (script time budget spent)" >"$out/${id//\//__}.skip"
     continue
   fi
-  run_one "$id" $(( room < light_cap ? room : light_cap )) &
+  cap=$(( room + 15 ))
+  run_one "$id" $(( cap < light_cap ? cap : light_cap )) &
 done
 wait
 
