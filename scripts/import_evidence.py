@@ -125,7 +125,9 @@ def _toml_str(text: str) -> str:
 def _prefix(record: dict[str, Any]) -> str:
     """'[run] GPU, driver D, torch T, cuDNN C' (no colon: the first colon ends the prefix)."""
     m = record.get("machine") or {}
-    parts = [str(m.get("gpu") or "GPU").replace(":", " ")]
+    if not m.get("gpu"):  # a CPU-only reproduction (a CPU build of torch)
+        return f"[run] no GPU, torch {m.get('torch') or '?'}".replace(":", " ")
+    parts = [str(m.get("gpu")).replace(":", " ")]
     parts += [f"{k} {m[v]}" for k, v in (("driver", "driver"), ("torch", "torch")) if m.get(v)]
     cudnn = m.get("cudnn_version") or m.get("cudnn")
     if cudnn:
@@ -181,8 +183,10 @@ def _update_block(block: str, record: dict[str, Any], rel: str, changes: list[st
         for e in item.get("evidence", [])
         if cite in e and f"; wizard step {name} " in e and "; this contradicts" in e
     ]
+    on_gpu = bool((record.get("machine") or {}).get("gpu"))
     if outcome in ALLOWED:
-        runs.append(rel)
+        if on_gpu:  # `runs` holds GPU records (machine fully described); CPU ones cite by line
+            runs.append(rel)
         if earlier and verdict == MEASURED_VERDICT[outcome]:  # a re-import keeps the history
             line += earlier[0][earlier[0].index("; this contradicts") :].replace(f" ({cite})", "")
         elif verdict not in ALLOWED[outcome]:

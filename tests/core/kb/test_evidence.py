@@ -122,10 +122,16 @@ def test_items_measured_by_a_record_cite_it() -> None:
         if entry.id in SEPARATE or not entry.scenario or not (RESOURCES / rel).is_file():
             continue
         checked += 1
-        measured = {s["name"] for s in _record(rel)["steps"] if s["outcome"] in ALLOWED}
+        record = _record(rel)
+        measured = {s["name"] for s in record["steps"] if s["outcome"] in ALLOWED}
         for kind, item in _items(entry):
-            if item.step in measured:
+            if item.step not in measured:
+                continue
+            if record["machine"].get("gpu"):
                 assert rel in item.runs, f"{entry.id} {kind} {item.step}: add runs = [{rel!r}]"
+            else:  # a CPU-only record is cited by a "[run] no GPU, ..." line, not in runs
+                assert rel not in item.runs
+                assert any(f"resources/{rel}" in e for e in item.evidence), (entry.id, item.step)
     assert checked >= 5
 
 
