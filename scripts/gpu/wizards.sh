@@ -9,7 +9,7 @@
 # Usage (from anywhere): bash scripts/gpu/wizards.sh OUTDIR [SCENARIO_ID ...]
 #   with IDs, only those wizards run (still phase A / B as they are declared);
 #   WIZARD_IDS="ID ..." does the same through scripts/gpu_run.sh wizards.
-# Then, on the workstation: python scripts/import_evidence.py OUTDIR/*.json --update-kb
+# Then, on the workstation: python scripts/import_evidence.py OUTDIR/*.json --keep --update-kb
 set -u
 out=${1:?usage: wizards.sh OUTDIR [SCENARIO_ID ...]}
 shift

@@ -224,7 +224,7 @@ def test_every_wizard_has_a_gpu_record_cited_by_its_entry(scenario_id: str) -> N
     if not (RESOURCES / rel).is_file():
         pytest.skip(
             f"no GPU evidence recorded yet for {scenario_id}: run `bash scripts/gpu_run.sh "
-            f"wizards`, then `python scripts/import_evidence.py OUTDIR/*.json --update-kb`"
+            f"wizards`, then `python scripts/import_evidence.py OUTDIR/*.json --keep --update-kb`"
         )
     record = _record(rel)
     assert record.get("scenario_id", record.get("scenario", {}).get("id")) == scenario_id
