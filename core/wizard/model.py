@@ -32,6 +32,7 @@ class Requirements:
     cuda: bool = False
     min_free_mb: int = 0
     gpus: int = 0  # CUDA GPUs the scenario needs at once (2 for the NCCL wizards)
+    exclusive: bool = False  # needs the GPU to itself (fills its memory, or measures time)
 
     @property
     def group(self) -> str:
@@ -45,6 +46,7 @@ class Requirements:
             "cuda": self.cuda,
             "min_free_mb": self.min_free_mb,
             "gpus": self.gpus,
+            "exclusive": self.exclusive,
             "group": self.group,
         }
 

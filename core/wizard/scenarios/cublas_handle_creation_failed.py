@@ -34,7 +34,7 @@ SCENARIO = Scenario(
     summary="In a fresh process the GPU is filled with ordinary allocations to about 2 MB free, "
     "then the first matmul creates the cuBLAS handle and workspace. Then 1 GB left free, a "
     "matmul before the fill, CUDA_LAUNCH_BLOCKING=1 and expandable segments.",
-    requirements=Requirements(cuda=True, min_free_mb=1024),
+    requirements=Requirements(cuda=True, min_free_mb=1024, exclusive=True),
     repro=REPRO,
     workarounds=(
         _step("free-gpu-memory", "Leave 1 GB free", "nvidia-smi   # one process per GPU"),

@@ -34,7 +34,7 @@ SCENARIO = Scenario(
     "then a sort and cumsum run for the first time: with lazy module loading their kernels are "
     "loaded now, which needs device memory outside PyTorch's allocator. Then 1 GB left free, "
     "the op run once before the fill, and eager module loading.",
-    requirements=Requirements(cuda=True, min_free_mb=1024),
+    requirements=Requirements(cuda=True, min_free_mb=1024, exclusive=True),
     repro=_step("repro", "First sort + cumsum with about 2 MB free"),
     workarounds=(
         _step(

@@ -39,7 +39,7 @@ SCENARIO = Scenario(
     "benchmark on, the seed's benchmark=False + deterministic=True, a smaller batch in the "
     "same memory, 1 GB spare and cuDNN disabled, each with the same headroom. Only cuDNN's own "
     "'no valid algorithm / unable to find an engine' error counts as reproduced.",
-    requirements=Requirements(cuda=True, min_free_mb=1024),
+    requirements=Requirements(cuda=True, min_free_mb=1024, exclusive=True),
     repro=_cv("repro", f"Conv with {HEADROOM_MB} MB spare, benchmark off", "", {}),
     workarounds=(
         _cv(

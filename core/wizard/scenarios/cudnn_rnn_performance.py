@@ -47,7 +47,7 @@ SCENARIO = Scenario(
     "cuDNN against cuDNN, aligned against misaligned sizes, fp32 (TF32 on/off), fp16 and "
     "bf16, and weights moved out of cuDNN's flat buffer (`weight_hh_l0.data = ...clone()`) "
     "before and after flatten_parameters() (time, peak memory, the warning).",
-    requirements=Requirements(cuda=True, min_free_mb=2048),
+    requirements=Requirements(cuda=True, min_free_mb=2048, exclusive=True),
     repro=_rp(
         "slow-paths",
         "The slow paths: LSTMCell loop, nn.LSTM without cuDNN",

@@ -39,7 +39,7 @@ SCENARIO = Scenario(
     summary="A 64-channel 3x3 conv on a 16x128x128 batch with the GPU filled to about 0 MB "
     "spare and cudnn.benchmark=True (the autotuner tries algorithms that need workspace). "
     "Then the KB's no-code fixes: benchmark off, expandable segments, cuDNN off; and 1 GB spare.",
-    requirements=Requirements(cuda=True, min_free_mb=1024),
+    requirements=Requirements(cuda=True, min_free_mb=1024, exclusive=True),
     repro=REPRO,
     workarounds=(
         kb_fix(

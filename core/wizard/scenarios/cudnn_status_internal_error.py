@@ -36,7 +36,7 @@ SCENARIO = Scenario(
     summary="In a fresh process the GPU is filled to about 3 MB free, then the first conv2d "
     "creates the cuDNN handle (the case where cuDNN reports INTERNAL_ERROR rather than "
     "NOT_INITIALIZED). Then the KB's no-code fixes, 1 GB left free and a warm-up conv.",
-    requirements=Requirements(cuda=True, min_free_mb=1024),
+    requirements=Requirements(cuda=True, min_free_mb=1024, exclusive=True),
     repro=REPRO,
     workarounds=(
         _step("free-gpu-memory", "Leave 1 GB free", "nvidia-smi   # one process per GPU"),

@@ -32,7 +32,7 @@ SCENARIO = Scenario(
     summary="In a fresh process, fill the GPU with ordinary allocations to a few MB free, then "
     "run the first conv2d (cuDNN creates its handle lazily). Then the fixes and the seed's "
     "claims, each in its own fresh process.",
-    requirements=Requirements(cuda=True, min_free_mb=256),
+    requirements=Requirements(cuda=True, min_free_mb=256, exclusive=True),
     repro=_ni("repro", "First conv2d with a few MB free"),
     workarounds=(
         _ni(

@@ -10,15 +10,20 @@ ORDER = 130
 ID = "cuda/illegal-memory-access"
 FILE = "illegal_access.py"
 REPRO = Step(
-    "repro", "An unchecked gather far past the end of a tensor", FILE, "repro", timeout_s=60.0
+    "repro",
+    "A sum over a tensor whose storage is far smaller than its shape",
+    FILE,
+    "repro",
+    timeout_s=60.0,
 )
 
 SCENARIO = Scenario(
     id=ID,
     title="A kernel reads far outside its tensor (illegal memory access)",
-    summary="torch.ops.aten._unsafe_index (no bounds check, like a custom kernel) with an index "
-    "far out of range, then the next op. Then CUDA_LAUNCH_BLOCKING=1, cuDNN off, the same "
-    "indexing checked on the CPU, catching the error, and a fresh process.",
+    summary="A tensor whose shape claims 1 GiB of floats while its storage holds 4 bytes (what "
+    "a buggy extension or an unsafe storage resize leaves), summed on the GPU, then the next "
+    "op. Then CUDA_LAUNCH_BLOCKING=1, cuDNN off, shapes checked against storage sizes on the "
+    "CPU, catching the error, and a fresh process.",
     requirements=Requirements(cuda=True, min_free_mb=256),
     repro=REPRO,
     workarounds=(
@@ -34,13 +39,13 @@ SCENARIO = Scenario(
         ),
         Step(
             "check-on-cpu",
-            "The same indexing, checked, on the CPU",
+            "Check shapes against storage sizes on the CPU",
             FILE,
             "check_on_cpu",
             {},
-            "x.cpu()[idx.cpu()]  # IndexError names the bad index",
+            "assert x.numel() * x.element_size() <= x.untyped_storage().nbytes()",
             fixed_when=readable,
-            fixed_note="the CPU raises a readable IndexError (diagnosis)",
+            fixed_note="the check names the tensor that is too small for its shape (diagnosis)",
             cost_metric="",
         ),
         Step(

@@ -33,7 +33,7 @@ SCENARIO = Scenario(
     summary="A (rows, 4096) batch sized to 40% of the free memory through three activations of "
     "the same size, so the third cannot be allocated. Then a batch a quarter the size, "
     "expandable segments, and catching the error, emptying the cache and retrying.",
-    requirements=Requirements(cuda=True, min_free_mb=2048),
+    requirements=Requirements(cuda=True, min_free_mb=2048, exclusive=True),
     repro=REPRO,
     workarounds=(
         _step(

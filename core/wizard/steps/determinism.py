@@ -39,16 +39,21 @@ def nondeterministic_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         }
     variant = str(params.get("variant", "repro"))
     torch.use_deterministic_algorithms(True)  # a KB fix's shim may have made this warn-only
+
+    def backward() -> torch.Tensor:
+        if variant != "off-around-op":
+            return _pool_backward(dev, variant)
+        torch.use_deterministic_algorithms(False)  # only around the op without a kernel
+        try:
+            return _pool_backward(dev, variant)
+        finally:
+            torch.use_deterministic_algorithms(True)
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if variant == "off-around-op":
-            torch.use_deterministic_algorithms(False)
-            grad = _pool_backward(dev, variant)
-            torch.use_deterministic_algorithms(True)
-        else:
-            grad = _pool_backward(dev, variant)
+        grad = backward()
+        again = backward()
     torch.cuda.synchronize()
-    again = _pool_backward(dev, variant)
     texts = [str(w.message)[:300] for w in caught if "deterministic" in str(w.message)]
     return {
         "variant": variant,

@@ -1,7 +1,8 @@
-"""Steps for cuda/illegal-memory-access: a kernel reads far outside its tensor.
+"""Steps for cuda/illegal-memory-access: a kernel reads far past the memory of its tensor.
 
-`torch.ops.aten._unsafe_index` skips PyTorch's bounds check (as a custom kernel or a buggy
-extension would), so an index far past the end makes the kernel read unmapped memory.
+PyTorch checks indices, so the repro builds what a buggy extension or an unsafe storage resize
+leaves behind: a tensor whose shape claims 2^28 floats (1 GiB) while its storage holds 4 bytes.
+The 1 GiB block goes back to the driver first, so the kernel's reads hit unmapped memory.
 """
 
 from __future__ import annotations
@@ -14,43 +15,51 @@ import _stepkit as kit
 import torch
 
 Emit = Callable[[dict[str, Any]], None]
-FAR = 1 << 36  # elements past the end: far outside any mapping
+ELEMENTS = 1 << 28
 
 
-def culprit(dev: torch.device, far: int = FAR) -> torch.Tensor:
-    """The unchecked gather with an index far out of range."""
-    x = torch.randn(1024, device=dev)
-    idx = torch.tensor([0, 5, far], device=dev)
-    return torch.ops.aten._unsafe_index(x, [idx])
+def _shrunk(dev: torch.device, elements: int) -> torch.Tensor:
+    """A tensor of `elements` floats whose storage is cut to 4 bytes (no check notices)."""
+    x = torch.randn(elements, device=dev)
+    x.untyped_storage().resize_(4)
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()  # the old block is unmapped: reads past 4 bytes fault
+    return x
+
+
+def culprit(dev: torch.device, elements: int = ELEMENTS) -> torch.Tensor:
+    """The kernel that reads the tensor's claimed elements."""
+    return _shrunk(dev, elements).sum()
 
 
 def later(out: torch.Tensor) -> float:
     time.sleep(0.05)  # host work; the kernel has faulted by now
     y = torch.randn(256, 256, device=out.device)
-    return float((y @ y).sum().item() + out.sum().item())
+    return float((y @ y).sum().item() + out.item())
 
 
 def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """The unchecked out-of-range read, then the next op."""
+    """The out-of-bounds read, then the next op."""
     if not torch.cuda.is_available():
         return {
-            "skipped": "an illegal memory access is a GPU fault; on the CPU the same "
-            "unchecked read would crash the process instead"
+            "skipped": "an illegal memory access is a GPU fault; on the CPU the same read "
+            "returns garbage or crashes the process"
         }
     dev = torch.device("cuda")
-    out = culprit(dev, int(params.get("far", FAR)))
+    out = culprit(dev, int(params.get("elements", ELEMENTS)))
     emit({"kind": "info", "what": "the faulting kernel was launched; the program goes on"})
     return {"raised": False, "value": later(out), **kit.versions()}
 
 
 def check_on_cpu(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """The same gather with checked indexing on the CPU: a readable error names the index."""
-    x = torch.randn(1024)
-    idx = torch.tensor([0, 5, int(params.get("far", FAR))])
-    try:
-        x[idx]
-    except IndexError as exc:
-        return {"readable": True, "error": f"IndexError: {exc}"}
+    """Check shapes against storage sizes on the host: names the tensor that is too small."""
+    x = _shrunk(torch.device("cpu"), int(params.get("cpu_elements", 1024)))
+    need = x.numel() * x.element_size() + x.storage_offset() * x.element_size()
+    have = x.untyped_storage().nbytes()
+    if need > have:
+        text = f"tensor of shape {tuple(x.shape)} needs {need} bytes; its storage has {have}"
+        emit({"kind": "info", "what": "check", "message": text})
+        return {"readable": True, "error": text}
     return {"readable": False, "error": None}
 
 
@@ -59,7 +68,7 @@ def catch_and_continue(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     kit.need_cuda()
     dev = torch.device("cuda")
     try:
-        later(culprit(dev, int(params.get("far", FAR))))
+        later(culprit(dev, int(params.get("elements", ELEMENTS))))
     except RuntimeError as exc:
         emit({"kind": "info", "what": "caught", "message": str(exc)[:300]})
     y = torch.randn(64, 64, device=dev)
@@ -71,6 +80,5 @@ def restart_process(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     kit.need_cuda()
     dev = torch.device("cuda")
     x = torch.randn(1024, device=dev)
-    out = x[torch.tensor([0, 5, 1023], device=dev)]
     y = torch.randn(256, 256, device=dev)
-    return {"value": float((y @ y).sum().item() + out.sum().item()), **kit.versions()}
+    return {"value": float((y @ y).sum().item() + x.sum().item()), **kit.versions()}

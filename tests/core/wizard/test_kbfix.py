@@ -83,3 +83,37 @@ def test_a_diagnostic_fix_is_located_only_when_the_culprit_raises(step_file: Pat
     assert judge(scenario, diag, False, before, {})[0] == "not_located"
     outcome, note = judge(scenario, diag, False, after, {})
     assert outcome == "located" and "culprit()" in note
+
+
+SWITCH_STEP = """
+import torch
+
+
+def report(params, emit):
+    torch.use_deterministic_algorithms(True)
+    return {
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+        "cudnn": torch.backends.cudnn.enabled,
+    }
+"""
+
+
+@pytest.mark.parametrize(
+    ("fix_id", "expected"),
+    [
+        ("deterministic-warn-only", {"deterministic": True, "warn_only": True, "cudnn": True}),
+        ("deterministic-off", {"deterministic": False, "warn_only": False, "cudnn": True}),
+    ],
+)
+def test_determinism_switches_act_on_the_step_code(
+    tmp_path: Path, fix_id: str, expected: dict[str, bool]
+) -> None:
+    """The nondeterministic-op wizard's KB fixes change what the step's own call does."""
+    path = tmp_path / "steps" / "switch.py"
+    path.parent.mkdir()
+    path.write_text(SWITCH_STEP, encoding="utf-8")
+    step = kb_fix("cuda/nondeterministic-op", fix_id, Step("repro", "r", str(path), "report"))
+    with Worker() as worker:
+        result = worker.run(path, "report", {}, 60, shim=step.shim, env=dict(step.env))
+    assert result.value == expected
