@@ -10,7 +10,8 @@ Writes, redacted (host names, IP addresses, GPU UUIDs, user paths through the re
                                             beside nccl-tests' per size from 1 MiB, the ratio
   tests/data/env/multi_gpu/<label>_probes.json     raw nvml_links + peers probe output
   tests/data/env/multi_gpu/<label>_env.json        env --deep: multi_gpu section and findings
-  resources/evidence/nccl__*.json           the NCCL wizard runs (scripts/import_evidence.py)
+  resources/evidence/nccl__*.json           the NCCL wizard runs, cited in their KB entries
+                                            (scripts/import_evidence.py --update-kb)
 """
 
 from __future__ import annotations
@@ -173,14 +174,13 @@ def main(argv: list[str] | None = None) -> int:
             ],
         }
         put(data / f"{label}_env.json", scrub(kept, secrets))
-    from import_evidence import write_record
-
-    for run in sorted(out.glob("nccl__*.json")):
-        if load(run) is not None:
-            dest = write_record(run, root / "resources" / "evidence")
-            if dest:
-                written.append(dest.relative_to(root))
     print("\n".join(str(p) for p in written))
+    runs = [str(p) for p in sorted(out.glob("nccl__*.json")) if load(p) is not None]
+    if runs:  # records in resources/evidence/, cited in their KB entries
+        from import_evidence import main as import_runs
+
+        evidence, kb = root / "resources" / "evidence", root / "resources" / "kb"
+        return import_runs([*runs, "--dest", str(evidence), "--update-kb", "--kb", str(kb)])
     return 0
 
 

@@ -46,7 +46,7 @@ SCENARIO = Scenario(
     "segment; a 1 MiB file-size limit on the ranks makes its posix_fallocate fail the way "
     "Docker's 64 MB /dev/shm does. Then the fixes: more shared memory, NCCL_SHM_DISABLE=1, and "
     "whether NCCL_DEBUG names the failing call.",
-    requirements=Requirements(cuda=True, gpus=2),
+    requirements=Requirements(cuda=True, gpus=2, exclusive=True),
     repro=REPRO,
     workarounds=(
         _run(

@@ -55,7 +55,7 @@ SCENARIO = Scenario(
     "skips the third of four all_reduces (a collective inside a rank-specific branch) and goes "
     "on with other work. Then which diagnostics name the rank and the collective that diverged "
     "(flight recorder, TORCH_DISTRIBUTED_DEBUG=DETAIL, NCCL_DEBUG=INFO), and which fixes hold.",
-    requirements=Requirements(cuda=True, gpus=2),
+    requirements=Requirements(cuda=True, gpus=2, exclusive=True),
     repro=REPRO,
     workarounds=(
         _diagnose("flight-recorder", "flight-recorder"),
