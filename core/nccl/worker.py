@@ -53,12 +53,15 @@ def rank_env() -> tuple[int, int, int]:
         os.environ.update(RANK=str(rank), WORLD_SIZE=str(world))
         if "MASTER_ADDR" not in os.environ:
             nodes = os.environ.get("SLURM_STEP_NODELIST") or os.environ.get("SLURM_JOB_NODELIST")
-            first = subprocess.run(
-                ["scontrol", "show", "hostnames", nodes or ""],
-                capture_output=True,
-                text=True,
-                check=False,
-            ).stdout.split()
+            try:
+                first = subprocess.run(
+                    ["scontrol", "show", "hostnames", nodes or ""],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                ).stdout.split()
+            except OSError:  # no scontrol: a single-node step
+                first = []
             os.environ["MASTER_ADDR"] = first[0] if first else "127.0.0.1"
         return rank, world, int(os.environ.get("SLURM_LOCALID", "0"))
     raise SystemExit("no RANK or SLURM_PROCID: start this through torchrun or srun")

@@ -125,3 +125,59 @@ def test_bad_usage_is_one_line_and_exit_2() -> None:
         done = cli(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and words in done.stderr
+
+
+FAKE_SRUN = """#!/bin/sh
+# srun --ntasks=N [ARGS] CMD...: N copies of CMD with the variables Slurm gives each task.
+n=1
+while [ "$#" -gt 0 ]; do
+  case "$1" in --ntasks=*) n=${1#--ntasks=}; shift ;; -*) shift ;; *) break ;; esac
+done
+i=0
+while [ "$i" -lt "$n" ]; do
+  SLURM_PROCID=$i SLURM_LOCALID=$i SLURM_NTASKS=$n SLURM_STEP_TASKS_PER_NODE=$n "$@" &
+  i=$((i + 1))
+done
+wait
+"""
+
+
+@pytest.mark.slow
+def test_srun_starts_the_ranks_with_slurm_variables(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "srun").write_text(FAKE_SRUN)
+    (bindir / "srun").chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{bindir}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "nccl",
+            "--launcher",
+            "srun",
+            "--nproc",
+            "2",
+            "--ops",
+            "all_reduce",
+            "--sizes",
+            "8B:64B",
+            "--iters",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["command"][:2] == ["srun", "--ntasks=2"]
+    assert [s["state"] for s in report["ranks"]] == ["finished", "finished"]
+    assert [r["bytes"] for r in report["results"]["all_reduce"]] == [8, 16, 32, 64]
+    # The event folder was made under the current folder (shared on a cluster), then removed.
+    assert not list(tmp_path.glob("cuda-clinic-nccl-*"))
