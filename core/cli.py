@@ -45,6 +45,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "core.fleet.command",
         "env on every node of a cluster (srun or ssh) and what differs between them",
     ),
+    "nccl": (
+        "core.nccl.command",
+        "measure NCCL collectives between this host's GPUs (torchrun or srun)",
+    ),
 }
 
 PROG = "cuda-clinic"

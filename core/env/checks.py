@@ -13,6 +13,7 @@ from core.env.checks_stack import (
     check_variables,
     kb_for,
 )
+from core.env.checks_multi import check_multi_gpu
 from core.env.compat import arch_support, cuda_compat, version_tuple
 from core.env.model import Environment, Finding
 from core.env.remedy import best_install, cublas_remedy, cudnn_remedy
@@ -337,6 +338,7 @@ def all_checks() -> list[Check]:
         check_gpus,
         check_toolkit,
         check_packages,
+        check_multi_gpu,
     ]
 
 

@@ -267,6 +267,8 @@ class Environment:
     findings: list[Finding] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)  # cascades a root cause explains
     app: dict[str, Any] = field(default_factory=dict)
+    # Deep mode with a GPU: NVLink, peer access, ECC, throttling, NCCL (core.env.multigpu).
+    multi_gpu: dict[str, Any] | None = None
 
     @property
     def has_error(self) -> bool:

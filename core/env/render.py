@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from core.env.model import Environment, Finding, Gpu
+from core.env.render_multi import render_multi_gpu
 
 _WIDTH = 100
 _LABEL = 10
@@ -220,6 +221,7 @@ def render_human(env: Environment) -> str:
         )
     for i, (name, value) in enumerate(env.env_vars.items()):
         lines.append(_row("env" if i == 0 else "", _short(f"{name}={value}")))
+    lines += render_multi_gpu(env.multi_gpu)
     if env.mode == "quick":
         lines += ["", "Quick mode reads files only; --deep imports torch and shows what is loaded."]
     return "\n".join(lines)

@@ -17,6 +17,8 @@ OUTCOMES = [
     "not_reproduced",
     "fixed",
     "not_fixed",
+    "located",
+    "not_located",
     "crashed",
     "timed_out",
     "skipped",

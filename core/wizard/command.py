@@ -28,7 +28,14 @@ def add_parser(
     sub = parser.add_subparsers(dest="wizard_command", metavar="SUBCOMMAND", required=True)
     json_opt = argparse.ArgumentParser(add_help=False)
     json_opt.add_argument("--json", action="store_true", help="print JSON")
-    sub.add_parser("list", parents=[json_opt], help="list the scenarios")
+    listing = sub.add_parser(
+        "list",
+        parents=[json_opt],
+        help="list the scenarios by what they need (CPU, one GPU, two GPUs)",
+        description="List the scenarios grouped by what they need, and say why one cannot "
+        "run with the target interpreter (checked without importing torch).",
+    )
+    listing.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
     run = sub.add_parser("run", parents=[json_opt], help="run one scenario")
     run.add_argument(
         "id",
@@ -55,22 +62,39 @@ def add_parser(
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `wizard` subcommand."""
     if args.wizard_command == "list":
-        return _list(args.json)
+        return _list(args.json, args.python)
     if args.wizard_command == "history":
         return _history(args.run_id, args.scenario, args.limit, args.json)
     return _run(args)
 
 
-def _list(as_json: bool) -> int:
+def _list(as_json: bool, python: str | None = None) -> int:
+    from core.env import detect
+    from core.target import resolve_python
     from core.wizard import scenarios
+    from core.wizard.availability import Machine, grouped, why_not_here
 
-    items = [s.to_dict() for s in scenarios()]
+    machine = Machine.from_environment(detect(resolve_python(python)))
     if as_json:
+        items = []
+        for scenario in scenarios():
+            item = scenario.to_dict()
+            reason = why_not_here(scenario.requirements, machine)
+            item.update(group=scenario.requirements.group, runnable_here=reason is None)
+            item["why_not_here"] = reason
+            items.append(item)
         print(json.dumps(items, indent=2))
         return 0
-    for item in items:
-        need = "CUDA GPU" if item["requirements"]["cuda"] else "CPU or GPU"
-        print(f"{item['id']:40} {need:11} {item['title']}")
+    for group, members in grouped(scenarios()):
+        reasons = {why_not_here(s.requirements, machine) for s in members}
+        head = f"{group} ({len(members)})"
+        if len(reasons) == 1 and None not in reasons:
+            head += f" — cannot run here: {reasons.pop()}"
+        print(head)
+        for scenario in members:
+            reason = why_not_here(scenario.requirements, machine)
+            own = f"  [cannot run here: {reason}]" if reason and len(reasons) > 1 else ""
+            print(f"  {scenario.id:42} {scenario.title}{own}")
     return 0
 
 

@@ -25,6 +25,8 @@ VERDICT_TEXT = {
     "wrong": "wrong",
     "fixed": "fixed",
     "not_fixed": "not fixed",
+    "located": "located",
+    "not_located": "not located",
     "reproduced": "reproduced",
     "not_reproduced": "not reproduced",
     "crashed": "crashed",
