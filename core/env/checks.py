@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from core.env.checks_libs import check_cudnn, check_env_vars, check_gpus, check_packages
+from core.env.checks_multi import check_multi_gpu
 from core.env.checks_stack import (
     check_alloc_conf,
     check_cudnn_parts,
@@ -13,7 +14,6 @@ from core.env.checks_stack import (
     check_variables,
     kb_for,
 )
-from core.env.checks_multi import check_multi_gpu
 from core.env.compat import arch_support, cuda_compat, version_tuple
 from core.env.model import Environment, Finding
 from core.env.remedy import best_install, cublas_remedy, cudnn_remedy
