@@ -49,7 +49,8 @@ def _executable(path: Path) -> bool:
 def _program(program: str, cwd: Path) -> str:
     """The program's path: as given when it has a slash (relative to `cwd`), else from PATH."""
     if os.sep in program or (os.altsep and os.altsep in program):
-        path = (cwd / Path(program).expanduser()).resolve()
+        # abspath, not resolve(): a venv's python is a symlink, and following it leaves the venv
+        path = Path(os.path.abspath(cwd / Path(program).expanduser()))
         if not path.exists():
             raise UsageError(f"try: {program}: no such file (in {cwd})")
         if path.is_dir():

@@ -1,7 +1,6 @@
 """A training script that assumes a GPU: on a CPU-only torch build `.cuda()` raises
 'Torch not compiled with CUDA enabled'."""
 
-import torch
 from torch import nn
 
 model = nn.Linear(8, 2)
