@@ -44,11 +44,20 @@ def judge(  # noqa: PLR0911 - one branch per verdict reads best
         ids, _report = failing_ids(log, kb)
         frame = user_frame(log, roots)
         same = [i for i in ids if i in targets]
-        if kind == "diagnose" and frame is not None:
-            moved = ""
-            if original_frame and where(original_frame) != where(frame):
-                moved = f" (the original run pointed at {where(original_frame)})"
+        # A diagnostic run locates the error when it moves it to another line of the user's
+        # code (an asynchronous error raised where it happens, not at the next sync point).
+        if kind == "diagnose" and frame is not None and where(frame) != where(original_frame):
+            moved = (
+                f" (the original run pointed at {where(original_frame)})" if original_frame else ""
+            )
             return "located", f"raised at {where(frame)}{moved}", frame, None
+        if kind == "diagnose" and frame is not None and same:
+            return (
+                "still_fails",
+                f"{same[0]} again, at the same line as the original ({where(frame)})",
+                frame,
+                None,
+            )
         if same:
             return "still_fails", f"{same[0]} again ({outcome.ended()})", frame, None
         new = ids[0] if ids else None

@@ -310,6 +310,6 @@ def run_try(
             on_fix=on_fix,
             cancel=cancel,
         )
-    elif result.status == "failed" and result.no_fix:
+    elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
         result.recommendation = recommend(result, kb)
     return result
