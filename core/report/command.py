@@ -50,10 +50,11 @@ def add_parser(
     parser.add_argument(
         "--run",
         metavar="RUN_ID",
-        type=int,
+        type=_run_id,
         action="append",
         dest="runs",
-        help="attach this saved wizard run (repeatable; default: the latest runs)",
+        help="attach this saved wizard run, or try:N for a `try` run (repeatable; default: "
+        "the latest wizard runs)",
     )
     parser.add_argument(
         "--bench",
@@ -98,6 +99,16 @@ def add_parser(
     diff.add_argument("b", metavar="B.json")
     diff.add_argument("--json", action="store_true", help="print the differences as JSON")
     return parser
+
+
+def _run_id(text: str) -> int | str:
+    """A wizard run id (N) or a try run id (try:N, kept as the string)."""
+    kind, sep, number = text.partition(":")
+    if sep and kind == "try" and number.isdigit():
+        return f"try:{int(number)}"
+    if not sep and text.isdigit():
+        return int(text)
+    raise argparse.ArgumentTypeError(f"invalid run id {text!r} (a number, or try:N)")
 
 
 def _format_from_suffix(output: str | None) -> str:
@@ -148,7 +159,8 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             python=args.python,
             deep=not args.quick,
             error_text=_read_error(args.error),
-            run_ids=args.runs,
+            run_ids=[r for r in args.runs or [] if isinstance(r, int)] or None,
+            try_ids=[int(r.split(":")[1]) for r in args.runs or [] if isinstance(r, str)],
             bench_ids=args.benches,
         )
     if args.no_redact:
