@@ -71,6 +71,14 @@ for name in "${scripts[@]}"; do
   block=$(summarize "$out/${name%.py}.json" "$name" "$(( SECONDS - t0 ))")
   lines+=("$block (rc=$rc)")
 done
+left=$(( budget - (SECONDS - start) ))
+if [ "$left" -ge 70 ]; then  # supervision overhead, only while the budget allows
+  timeout -k 5 $(( left - 5 )) "$PY" benchmarks/bench_try.py --seconds 10 --repeats 2 \
+    >"$out/bench_try.txt" 2>&1
+  lines+=("bench_try (10 s workload, 2 rounds): $(tail -n 1 "$out/bench_try.txt")")
+else
+  lines+=("bench_try: NOT RUN (script time budget spent)")
+fi
 {
   printf '%s\n' "${lines[@]}"
   echo "summary: ${#scripts[@]} scripts in $(( SECONDS - start ))s on $(head -n 1 "$out/nvidia-smi.txt")"
