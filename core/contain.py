@@ -222,6 +222,16 @@ def reap(pgid: int, token: str | None) -> int:
     return len(strays)
 
 
+def _exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it: while it is a zombie its pid (and so
+    its process group id) cannot be reused, so ending the group afterwards is safe."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid == pid
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -281,7 +291,7 @@ def run_contained(
     reader.start()
     status = "exited"
     deadline = started + timeout
-    while proc.poll() is None:
+    while not _exited(proc.pid):
         if cancel is not None and cancel.is_set():
             status = "cancelled"
             break
@@ -291,8 +301,7 @@ def run_contained(
         if stop_at_marker and lines.marker is not None:
             status = "stopped"
             break
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=POLL_S)
+        time.sleep(POLL_S)
     wall = time.monotonic() - started
     # Always end the group and the token's tree: a clean exit may leave background children.
     strays = reap(proc.pid, token)

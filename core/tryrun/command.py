@@ -65,7 +65,12 @@ def add_parser(
     parser.add_argument(
         "--no-save", action="store_true", help="do not store the run in the user database"
     )
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND")
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="COMMAND",
+        help="your command and its arguments, after -- (e.g. -- python train.py --bs 64)",
+    )
     return parser
 
 
