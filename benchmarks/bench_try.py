@@ -3,7 +3,8 @@
 The workload is a fixed amount of CPU work that prints a progress line every few milliseconds
 (like a training loop), then exits 0. Each round runs it bare (output to a pipe that is drained,
 as a terminal would) and under `python -m core try --no-save --json --`, interleaved, after one
-warm-up of each. Prints median/min/max wall seconds and the ratio try/bare.
+warm-up of each. Prints median/min/max wall seconds, the ratio try/bare, and the fixed cost
+(the same pair with no work: 0 iterations).
 
 Usage: python benchmarks/bench_try.py [--seconds 30] [--repeats 3] [--json]
 """
@@ -72,7 +73,7 @@ def _try(n: int, env: dict[str, str]) -> float:
     )
     wall = time.perf_counter() - start
     status = json.loads(proc.stdout)["status"]
-    if status != "passed":
+    if status != "passed" and n:
         raise SystemExit(f"the workload did not pass under try: {status}")
     return wall
 
@@ -91,13 +92,17 @@ def main() -> int:
     n = _calibrate(args.seconds)
     _bare(max(n // 10, 10))
     _try(max(n // 10, 10), env)
-    bare, tried = [], []
+    bare, tried, bare0, tried0 = [], [], [], []
     for _ in range(args.repeats):
         bare.append(_bare(n))
         tried.append(_try(n, env))
+        bare0.append(_bare(0))
+        tried0.append(_try(0, env))
     rows = {
         "bare": bare,
         "try": tried,
+        "bare, no work": bare0,
+        "try, no work": tried0,
     }
     result = {
         "seconds_target": args.seconds,
@@ -108,18 +113,22 @@ def main() -> int:
         "max_s": {k: max(v) for k, v in rows.items()},
     }
     result["ratio"] = result["median_s"]["try"] / result["median_s"]["bare"]
+    result["fixed_cost_s"] = (
+        result["median_s"]["try, no work"] - result["median_s"]["bare, no work"]
+    )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"workload: {n} iterations (~{args.seconds:g} s bare), {args.repeats} rounds")
     print("| command | median s | min s | max s | / bare |")
     print("|---|---:|---:|---:|---:|")
-    base = result["median_s"]["bare"]
     for key in rows:
+        base = result["median_s"]["bare" if "no work" not in key else "bare, no work"]
         print(
             f"| {key} | {result['median_s'][key]:.3f} | {result['min_s'][key]:.3f} | "
             f"{result['max_s'][key]:.3f} | {result['median_s'][key] / base:.3f} |"
         )
+    print(f"try/bare {result['ratio']:.3f}; fixed cost {result['fixed_cost_s']:.3f} s")
     return 0
 
 

@@ -13,6 +13,7 @@ from core.tryrun.locate import user_frame, where
 
 PAST_FACTOR = 3.0  # a run still going at 3x the original time to failure got clearly past it
 _SHIM_NOTE = "[cuda-clinic try]"
+_NOT_PROGRESS = ("warning", "error", "assert", "fail", "exception", "traceback")
 
 
 def failing_ids(log: str, kb: KnowledgeBase) -> tuple[list[str], dict[str, Any]]:
@@ -32,6 +33,7 @@ def judge(  # noqa: PLR0911 - one branch per verdict reads best
     original_ttf: float,
     targets: Sequence[str],
     original_frame: dict[str, Any] | None,
+    marker_counts: bool = True,
     kb: KnowledgeBase,
     roots: Sequence[Path],
 ) -> tuple[str, str, dict[str, Any] | None, str | None]:
@@ -46,7 +48,8 @@ def judge(  # noqa: PLR0911 - one branch per verdict reads best
         same = [i for i in ids if i in targets]
         # A diagnostic run locates the error when it moves it to another line of the user's
         # code (an asynchronous error raised where it happens, not at the next sync point).
-        if kind == "diagnose" and frame is not None and where(frame) != where(original_frame):
+        moved_line = frame is not None and where(frame) != where(original_frame)
+        if kind == "diagnose" and moved_line and (same or not ids):
             moved = (
                 f" (the original run pointed at {where(original_frame)})" if original_frame else ""
             )
@@ -62,17 +65,19 @@ def judge(  # noqa: PLR0911 - one branch per verdict reads best
             return "still_fails", f"{same[0]} again ({outcome.ended()})", frame, None
         new = ids[0] if ids else None
         what = new or "an error the KB does not know"
-        note = " after the --until marker" if outcome.marker_s is not None else ""
+        note = " after the --until marker" if outcome.marker_s is not None and marker_counts else ""
         return "fails_differently", f"{what}{note} ({outcome.ended()})", frame, new
-    if outcome.status == "exited":
-        return "fixed", f"ran to a clean exit in {outcome.wall_s:.1f} s", None, None
-    if outcome.marker_s is not None:
+    if outcome.marker_s is not None and marker_counts:
+        stopped = "; stopped it there" if outcome.status == "stopped" else ""
         return (
             "fixed",
-            f"printed the --until marker at {outcome.marker_s:.1f} s: {outcome.marker_line}",
+            f"printed the --until marker at {outcome.marker_s:.1f} s: {outcome.marker_line}"
+            f"{stopped}",
             None,
             None,
         )
+    if outcome.status == "exited":
+        return "fixed", f"ran to a clean exit in {outcome.wall_s:.1f} s", None, None
     if outcome.status == "timed_out" and outcome.wall_s >= past:
         return (
             "fixed",
@@ -108,7 +113,7 @@ def reference_line(original: Outcome) -> str | None:
         text = lines[i][1]
         if text.strip() and seen[text] == 1 and not text.startswith(_SHIM_NOTE):
             low = text.lower()
-            if "warning" not in low and "error" not in low:
+            if not any(word in low for word in _NOT_PROGRESS):
                 return text
     return None
 

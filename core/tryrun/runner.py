@@ -18,7 +18,7 @@ from core.tryrun.judge import cost, failing_ids, judge
 from core.tryrun.locate import user_frame
 from core.tryrun.model import FixRun, TryResult
 from core.tryrun.resolve import resolve_command, resolve_cwd
-from core.tryrun.shim import prepare
+from core.tryrun.shim import planned_env, prepare, shim_source
 
 QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
 LineSink = Callable[[str, float, str], None]  # (phase, seconds, line)
@@ -80,6 +80,8 @@ def _execute(
     phase: str,
     on_line: LineSink | None,
     cancel: threading.Event | None,
+    *,
+    stop_at_marker: bool = False,
 ) -> Outcome:
     env = {**os.environ, **BASE_ENV, **env_changes}
     sink = (lambda t, line: on_line(phase, t, line)) if on_line else None
@@ -92,6 +94,7 @@ def _execute(
             on_line=sink,
             cancel=cancel,
             until=_until(result.until),
+            stop_at_marker=stop_at_marker,
         )
     except OSError as exc:
         raise UsageError(f"try: cannot start {result.argv[0]}: {exc.strerror or exc}") from exc
@@ -130,6 +133,11 @@ def run_original(
         result.status = "failed"
         result.time_to_failure_s = round(outcome.wall_s, 3)
         result.message = f"failed after {outcome.wall_s:.1f} s ({outcome.ended()})"
+        if outcome.marker_s is not None:
+            result.message += (
+                "; it printed the --until marker before failing, so the marker cannot show that "
+                "a re-run got past the failure"
+            )
     ids, report = failing_ids(outcome.text(), kb)
     result.matches = report["matches"]
     result.root_cause = report.get("root_cause")
@@ -158,25 +166,14 @@ def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
             if key in seen:
                 continue
             seen.add(key)
-            shim = prepare(fix, {**os.environ, **BASE_ENV})
-            shim.cleanup()  # the plan shows the text; the folder is written again per run
             runs.append(
                 FixRun(
                     fix=_fix_dict(fix, entry_id),
-                    env_changes=_shown_env(shim.env_changes),
-                    shim=shim.source,
+                    env_changes=planned_env(fix, {**os.environ, **BASE_ENV}),
+                    shim=shim_source(fix),
                 )
             )
     return runs
-
-
-def _shown_env(changes: dict[str, str]) -> dict[str, str]:
-    """The variables as shown: the shim's temporary folder named by its role."""
-    shown = dict(changes)
-    if "PYTHONPATH" in shown:
-        _first, _sep, rest = shown["PYTHONPATH"].partition(os.pathsep)
-        shown["PYTHONPATH"] = "<shim folder>" + (os.pathsep + rest if rest else "")
-    return shown
 
 
 def _fix_dict(fix: Fix, entry_id: str) -> dict[str, Any]:
@@ -222,6 +219,9 @@ def run_fixes(
     targets = [m["id"] for m in result.matches if m.get("confident")]
     roots = _roots(Path(result.cwd), result.argv)
     ttf = result.time_to_failure_s or original.wall_s
+    # A re-run that prints the marker has earned "fixed": stop it there (unless the original
+    # printed it too, and the marker proves nothing).
+    marker_counts = bool(result.until) and original.marker_s is None
     for run in result.fixes:
         if cancel is not None and cancel.is_set():
             run.verdict, run.reason = "cancelled", "not run: cancelled"
@@ -237,7 +237,14 @@ def run_fixes(
                     f"the re-run with {fix.describe()} to fail, exit, or pass "
                     f"{3 * ttf:.1f} s (3x the original time to failure)",
                 )
-            outcome = _execute(result, shim.env_changes, f"fix:{fix.id}", on_line, cancel)
+            outcome = _execute(
+                result,
+                shim.env_changes,
+                f"fix:{fix.id}",
+                on_line,
+                cancel,
+                stop_at_marker=marker_counts,
+            )
         finally:
             shim.cleanup()
         run.outcome = outcome.to_dict()
@@ -247,6 +254,7 @@ def run_fixes(
             original_ttf=ttf,
             targets=targets,
             original_frame=result.frame,
+            marker_counts=marker_counts,
             kb=kb,
             roots=roots,
         )

@@ -67,6 +67,16 @@ class Shim:
             self.folder = None
 
 
+def planned_env(fix: Fix, base_env: dict[str, str]) -> dict[str, str]:
+    """The variables a re-run will set, as shown before it starts (the shim's temporary folder,
+    made only when the re-run starts, is named by its role)."""
+    changes = dict(fix.env)
+    if fix.switches:
+        existing = base_env.get("PYTHONPATH", "")
+        changes["PYTHONPATH"] = "<shim folder>" + (os.pathsep + existing if existing else "")
+    return changes
+
+
 def prepare(fix: Fix, base_env: dict[str, str]) -> Shim:
     """Write the shim (if the fix has switches) and compute the variables the re-run sets."""
     changes = dict(fix.env)

@@ -121,8 +121,13 @@ def test_until_marker_earns_fixed_and_measures_the_cost(tmp_path: Path) -> None:
     data = as_json(proc)
     off = next(r for r in data["fixes"] if r["fix"]["id"] == "deterministic-off")
     assert off["verdict"] == "fixed"
+    assert "--until marker" in off["reason"]
     assert off["outcome"]["marker_line"] == "step 1 done"
-    assert off["cost"] is None or off["cost"]["ratio"] > 0
+    # The original printed 'deterministic mode on' before failing: that marker proves nothing.
+    early = as_json(
+        run_try("--json", "--until", "deterministic mode", "--", PY, script("deterministic_put.py"))
+    )
+    assert "printed the --until marker before failing" in early["message"]
 
 
 def test_command_not_found_not_executable_and_quick_exit_get_one_line(tmp_path: Path) -> None:
@@ -143,3 +148,20 @@ def test_command_not_found_not_executable_and_quick_exit_get_one_line(tmp_path: 
     assert proc.returncode == 2 and "no such folder" in proc.stderr
     proc = run_try("--")
     assert proc.returncode == 2 and "no command given" in proc.stderr
+
+
+def test_launch_blocking_locates_an_asynchronous_error_at_its_real_line() -> None:
+    data = as_json(run_try("--fixes", "--json", "--", PY, script("async_error_sim.py")))
+    assert data["entry"]["id"] == "cuda/device-side-assert"
+    assert data["frame"]["function"] == "synchronize"  # where the error surfaced
+    runs = {r["fix"]["id"]: r for r in data["fixes"]}
+    blocking = runs["launch-blocking"]
+    assert blocking["verdict"] == "located"
+    assert blocking["env_changes"] == {"CUDA_LAUNCH_BLOCKING": "1"}
+    assert blocking["frame"]["function"] == "lookup"
+    assert blocking["frame"]["code"] == "raise RuntimeError(ERROR)"
+    assert "the original run pointed at" in blocking["reason"]
+    # TORCH_USE_CUDA_DSA changes nothing here: same error at the same line is not "located".
+    assert runs["device-side-assertions"]["verdict"] == "still_fails"
+    assert data["recommendation"]["kind"] == "located"
+    assert data["recommendation"]["fix"] == "launch-blocking"
