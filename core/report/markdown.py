@@ -190,7 +190,8 @@ def _try(report: Mapping[str, Any], add: Any) -> None:
         if rec:
             add(_Part(f"\nRecommendation: {_inline(rec[0])}\n\n"))
             if rec[1]:
-                add(_Part(rec[1], name="recommendation", lang="python", code=True))
+                lang = "sh" if rec[1].lstrip().startswith("export ") else "python"
+                add(_Part(rec[1], name="recommendation", lang=lang, code=True))
         for name, log in trytext.try_logs(run):
             _details(add, f"Log: {name}", log, "text", f"log of {name}")
 

@@ -64,8 +64,11 @@ def try_rows(run: Mapping[str, Any]) -> list[list[str]]:
 
 
 def try_recommendation(run: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(what to do, the code or environment change) or None."""
+    """(what to do, the code or environment change to show as code) or None; a located
+    error's advice is prose, so it joins the sentence."""
     rec = run.get("recommendation")
+    if rec and rec.get("kind") == "located":
+        return f"{rec.get('text', '')}. {rec.get('change', '')}".strip(), ""
     if rec:
         return str(rec.get("text", "")), str(rec.get("change", ""))
     change = (run.get("no_fix") or {}).get("code_change")

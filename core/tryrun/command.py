@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from core.tryrun.model import VERDICT_WORDS, FixRun, TryResult
+
+if TYPE_CHECKING:
+    from core.kb.store import KnowledgeBase
 
 DESCRIPTION = (
     "Run your own failing command (e.g. python train.py) contained: its own process group, a "
@@ -76,7 +80,6 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
-    from core.kb import open_kb
     from core.tryrun.runner import TryOptions, run_try
 
     command = list(args.command)
@@ -90,15 +93,14 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     quiet = bool(args.json)
-    with open_kb() as kb:
-        result = run_try(
-            opts,
-            kb,
-            fixes=args.fixes,
-            on_line=None if quiet else _echo,
-            on_phase=None if quiet else _phase,
-            on_fix=None if quiet else _announce,
-        )
+    result = run_try(
+        opts,
+        _open_kb,
+        fixes=args.fixes,
+        on_line=None if quiet else _echo,
+        on_phase=None if quiet else _phase,
+        on_fix=None if quiet else _announce,
+    )
     if not args.no_save:
         from core.history import History
 
@@ -114,6 +116,12 @@ def run(args: argparse.Namespace) -> int:
     if result.status == "timed_out":
         return 1
     return 0 if result.fixed or any(f.verdict == "located" for f in result.fixes) else 1
+
+
+def _open_kb() -> KnowledgeBase:
+    from core.kb import open_kb
+
+    return open_kb()
 
 
 def _echo(phase: str, seconds: float, line: str) -> None:

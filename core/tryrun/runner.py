@@ -8,17 +8,20 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.contain import Outcome, run_contained
 from core.errors import UsageError
-from core.kb.fixes import Fix
-from core.kb.store import KnowledgeBase
-from core.tryrun.judge import cost, failing_ids, judge
 from core.tryrun.locate import user_frame
 from core.tryrun.model import FixRun, TryResult
 from core.tryrun.resolve import resolve_command, resolve_cwd
 from core.tryrun.shim import planned_env, prepare, shim_source
+
+# The KB (and its SQLite stack) is imported only once a run has failed: a command that passes
+# costs no more than starting the clinic (benchmarks/bench_try.py).
+if TYPE_CHECKING:
+    from core.kb.fixes import Fix
+    from core.kb.store import KnowledgeBase
 
 QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
 LineSink = Callable[[str, float, str], None]  # (phase, seconds, line)
@@ -109,6 +112,20 @@ def run_original(
     cancel: threading.Event | None = None,
 ) -> Outcome:
     """Run the command as given; fill in status, time to failure, match, frame and fix plan."""
+    outcome = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
+    if result.status in ("failed", "timed_out"):
+        diagnose(result, outcome, kb)
+    return outcome
+
+
+def run_command(
+    result: TryResult,
+    *,
+    on_line: LineSink | None = None,
+    on_phase: PhaseSink | None = None,
+    cancel: threading.Event | None = None,
+) -> Outcome:
+    """The original run alone: status, message and time to failure (no KB needed)."""
     if on_phase:
         on_phase("original", f"the command to fail or exit (at most {result.timeout_s:g} s)")
     outcome = _execute(result, {}, "original", on_line, cancel)
@@ -138,6 +155,13 @@ def run_original(
                 "; it printed the --until marker before failing, so the marker cannot show that "
                 "a re-run got past the failure"
             )
+    return outcome
+
+
+def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
+    """Match a failed (or hung) run's log, find the user's raising line, plan the fixes."""
+    from core.tryrun.judge import failing_ids
+
     ids, report = failing_ids(outcome.text(), kb)
     result.matches = report["matches"]
     result.root_cause = report.get("root_cause")
@@ -149,7 +173,6 @@ def run_original(
         result.fixes = plan(ids, kb)
         if not result.fixes:
             result.no_fix = no_fix(ids, kb)
-    return outcome
 
 
 def _processes(n: int) -> str:
@@ -216,6 +239,8 @@ def run_fixes(
     cancel: threading.Event | None = None,
 ) -> None:
     """Re-run the command once per planned fix and judge each; then recommend."""
+    from core.tryrun.judge import cost, judge
+
     targets = [m["id"] for m in result.matches if m.get("confident")]
     roots = _roots(Path(result.cwd), result.argv)
     ttf = result.time_to_failure_s or original.wall_s
@@ -297,7 +322,7 @@ def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
 
 def run_try(
     opts: TryOptions,
-    kb: KnowledgeBase,
+    open_kb: Callable[[], KnowledgeBase],
     *,
     fixes: bool = False,
     on_line: LineSink | None = None,
@@ -305,19 +330,28 @@ def run_try(
     on_fix: FixSink | None = None,
     cancel: threading.Event | None = None,
 ) -> TryResult:
-    """The whole `try`: the original run, then (with `fixes`) one re-run per fix."""
+    """The whole `try`: the original run, then (with `fixes`) one re-run per fix.
+
+    `open_kb` is called only when the command failed or hung (the KB is what costs start-up)."""
     result = start(opts)
-    original = run_original(result, kb, on_line=on_line, on_phase=on_phase, cancel=cancel)
-    if result.status == "failed" and fixes and result.fixes:
-        run_fixes(
-            result,
-            original,
-            kb,
-            on_line=on_line,
-            on_phase=on_phase,
-            on_fix=on_fix,
-            cancel=cancel,
-        )
-    elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
-        result.recommendation = recommend(result, kb)
+    original = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
+    if result.status not in ("failed", "timed_out"):
+        return result
+    kb = open_kb()
+    try:
+        diagnose(result, original, kb)
+        if result.status == "failed" and fixes and result.fixes:
+            run_fixes(
+                result,
+                original,
+                kb,
+                on_line=on_line,
+                on_phase=on_phase,
+                on_fix=on_fix,
+                cancel=cancel,
+            )
+        elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
+            result.recommendation = recommend(result, kb)
+    finally:
+        kb.close()
     return result

@@ -12,8 +12,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from core.kb.fixes import Fix
+if TYPE_CHECKING:
+    from core.kb.fixes import Fix
 
 _TEMPLATE = '''"""cuda-clinic try: start-up shim for fix {fix_id!r} (removed after the run)."""
 import importlib as _clinic_importlib
