@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint types imports test-core test-gui test-gpu kb bench clean
+.PHONY: run test lint types imports test-core test-gui test-install test-gpu kb bench package clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/cuda-clinic
 
-test: $(STAMP) lint types imports test-core test-gui
+test: $(STAMP) lint types imports test-core test-gui test-install
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -39,6 +39,11 @@ test-core: $(STAMP)
 test-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/gui
 
+# Build the wheel, install it into a fresh venv and run it from another folder (about 10 s);
+# also starts the PyInstaller bundle once when `make package` has built it.
+test-install: $(STAMP)
+	$(PY) -m pytest -q -p no:pytest-qt tests/install
+
 test-gpu: $(STAMP)
 	$(PY) -m pytest -q -m gpu tests
 
@@ -47,6 +52,10 @@ kb: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# The one-folder desktop app in dist/cuda-clinic/ (PyInstaller; torch is not bundled).
+package: $(STAMP)
+	PY=$(PY) packaging/build.sh
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .pytest_cache

@@ -45,6 +45,14 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "run your own failing script, match the error, and verify each no-code fix",
     ),
     "report": ("core.report.command", "export a diagnostic report (redacted by default)"),
+    "fleet": (
+        "core.fleet.command",
+        "env on every node of a cluster (srun or ssh) and what differs between them",
+    ),
+    "nccl": (
+        "core.nccl.command",
+        "measure NCCL collectives between this host's GPUs (torchrun or srun)",
+    ),
 }
 
 PROG = "cuda-clinic"

@@ -28,7 +28,7 @@ from gui.theme import ThemeManager
 
 APP_NAME = "CUDA Clinic"
 ORG_NAME = "CUDA Clinic"
-DESKTOP_FILE = "cuda-clinic"  # packaging/cuda-clinic.desktop; Wayland matches app_id to it
+DESKTOP_FILE = "cuda-clinic"  # resources/cuda-clinic.desktop; Wayland matches app_id to it
 SCREENSHOT_SETTLE_MS = 30_000
 SCREENSHOT_SIZE = (1280, 800)
 
@@ -73,7 +73,7 @@ def build_window(app: QApplication, reporter: ErrorReporter, styled: bool = Fals
         errors=reporter,
         theme=theme,
         target=target,
-        data=DataService(tasks),
+        data=DataService(tasks, kb_extra=[p for p in [settings.kb_extra_dir()] if p]),
     )
     target.changed.connect(settings.set_target_python)
     window = MainWindow(ctx)
@@ -125,6 +125,16 @@ def listen_for_later_launches(app: QApplication, window: MainWindow) -> None:
     server.listen()
 
 
+def offer_first_run(window: MainWindow) -> None:
+    """On the first start, ask which environment to diagnose (window-modal, not blocking)."""
+    if os.environ.get("CUDA_CLINIC_NO_FIRST_RUN") or window.ctx.settings.first_run_done():
+        return
+    from gui.widgets.first_run import FirstRunDialog
+
+    dialog = FirstRunDialog(window.ctx, parent=window)
+    dialog.open()
+
+
 def main(screenshot: str | None = None, page: str | None = None) -> int:
     """Run the app; with `screenshot`, render the main window (on `page`) to a PNG and exit."""
     if screenshot:
@@ -156,6 +166,7 @@ def main(screenshot: str | None = None, page: str | None = None) -> int:
         window.after_first_paint(window.ctx.theme.follow_system)
         window.after_first_paint(lambda: window.show_page(start))
         window.after_first_paint(lambda: listen_for_later_launches(app, window))
+        window.after_first_paint(lambda: offer_first_run(window))
         window.show()
         return app.exec()
     finally:

@@ -8,9 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from core.cli import build_parser, dispatch
+from core.paths import restore_child_environment
 
 # The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
-PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "report")
+PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "fleet", "report")
 
 
 def has_display() -> bool:
@@ -36,10 +37,22 @@ class _GuiCommand:
             choices=PAGE_KEYS,
             help="open this page first (with --screenshot: the page to render)",
         )
+        parser.add_argument(
+            "--install-desktop",
+            action="store_true",
+            help="add CUDA Clinic to the desktop's application menu (writes "
+            "~/.local/share/applications/cuda-clinic.desktop and the icon) and exit",
+        )
         return parser
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
+        if args.install_desktop:
+            from gui.desktop import install_desktop
+
+            for path in install_desktop():
+                print(f"wrote {path}")
+            return 0
         return launch(screenshot=args.screenshot, page=args.page)
 
 
@@ -102,6 +115,7 @@ def launch(screenshot: str | None = None, page: str | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cuda-clinic` script."""
+    restore_child_environment()  # a frozen bundle's library path stays out of children
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         return launch()

@@ -12,6 +12,28 @@ from pathlib import Path
 _BIN = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
 _CONDA_ROOTS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda")
 _VENV_HOMES = (".virtualenvs", "venvs", ".venvs", ".local/share/virtualenvs")
+_VENV_NAMES = (".venv", "venv", "env", ".env")
+# Project venvs are looked for this deep under the home folder (~/code/team/project/.venv is
+# depth 4), visiting at most this many folders, so a huge home costs a bounded time.
+PROJECT_DEPTH = 4
+MAX_FOLDERS = 4000
+_SKIP = {
+    "node_modules",
+    "site-packages",
+    "__pycache__",
+    ".git",
+    ".cache",
+    ".local",
+    ".npm",
+    ".cargo",
+    ".rustup",
+    "snap",
+    ".mozilla",
+    ".config",
+    ".pyenv",
+    ".conda",
+    "Library",
+}
 
 
 @dataclass(frozen=True)
@@ -20,7 +42,7 @@ class FoundPython:
 
     python: str
     label: str
-    kind: str  # "this app" | "conda" | "venv" | "pyenv" | "system"
+    kind: str  # "this app" | "active" | "conda" | "venv" | "pyenv" | "system"
 
 
 def _interpreter(folder: Path) -> str | None:
@@ -61,6 +83,11 @@ def _conda_envs(home: Path) -> list[tuple[Path, str]]:
     for variable in ("CONDA_PREFIX", "CONDA_ROOT"):
         if os.environ.get(variable):
             roots.append(Path(os.environ[variable]))
+    # conda's configured envs folders (CONDA_ENVS_PATH / CONDA_ENVS_DIRS, os.pathsep-separated).
+    for variable in ("CONDA_ENVS_PATH", "CONDA_ENVS_DIRS"):
+        for folder in os.environ.get(variable, "").split(os.pathsep):
+            if folder:
+                found += [(env, "conda") for env in _children(Path(folder))]
     if os.environ.get("CONDA_EXE"):
         roots.append(Path(os.environ["CONDA_EXE"]).parent.parent)
     for root in roots:
@@ -71,29 +98,65 @@ def _conda_envs(home: Path) -> list[tuple[Path, str]]:
 
 def _venvs(home: Path, cwd: Path) -> list[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
-    if os.environ.get("VIRTUAL_ENV"):
-        found.append((Path(os.environ["VIRTUAL_ENV"]), "venv"))
     for name in _VENV_HOMES:
         found += [(env, "venv") for env in _children(home / name)]
     for base in (cwd, home):
-        found += [(base / name, "venv") for name in (".venv", "venv", "env")]
-    # Projects one level under home often carry their own .venv.
-    for project in _children(home)[:200]:
-        found.append((project / ".venv", "venv"))
+        found += [(base / name, "venv") for name in _VENV_NAMES]
+    found += [(env, "venv") for env in project_venvs(home)]
     return found
+
+
+def project_venvs(home: Path, depth: int = PROJECT_DEPTH, limit: int = MAX_FOLDERS) -> list[Path]:
+    """Virtual environments (folders with a pyvenv.cfg) inside projects under `home`, breadth
+    first, at most `depth` levels down, visiting at most `limit` folders."""
+    found: list[Path] = []
+    level = [home]
+    visited = 0
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            for child in _children(folder):
+                visited += 1
+                if visited > limit:
+                    return found
+                if child.name in _VENV_NAMES or (child / "pyvenv.cfg").is_file():
+                    if (child / "pyvenv.cfg").is_file():
+                        found.append(child)
+                elif not child.name.startswith(".") and child.name not in _SKIP:
+                    below.append(child)
+        level = below
+    return found
+
+
+def _name(folder: Path) -> str:
+    """An environment's name: a project's `.venv` is named by its project ("train/.venv")."""
+    if folder.name in _VENV_NAMES and folder.parent.name:
+        return f"{folder.parent.name}/{folder.name}"
+    return folder.name
+
+
+def _active() -> list[tuple[Path, str]]:
+    """The environment activated in the shell that started the app."""
+    return [
+        (Path(os.environ[name]), "active")
+        for name in ("VIRTUAL_ENV", "CONDA_PREFIX")
+        if os.environ.get(name)
+    ]
 
 
 def discover(home: Path | None = None, cwd: Path | None = None) -> list[FoundPython]:
     """Interpreters found on this machine, this app's first; each path appears once."""
     home = home or Path.home()
     cwd = cwd or Path.cwd()
-    result = [FoundPython(sys.executable, "This app's Python", "this app")]
+    result = []
+    if not getattr(sys, "frozen", False):  # a bundle's executable is not a Python
+        result.append(FoundPython(sys.executable, "This app's Python", "this app"))
     seen = {sys.executable}
-    for folder, kind in _conda_envs(home) + _venvs(home, cwd) + _pyenv_versions(home):
+    for folder, kind in _active() + _conda_envs(home) + _venvs(home, cwd) + _pyenv_versions(home):
         python = _interpreter(folder)
         if python and python not in seen:
             seen.add(python)
-            result.append(FoundPython(python, f"{folder.name} ({kind})", kind))
+            result.append(FoundPython(python, f"{_name(folder)} ({kind})", kind))
     for name in ("python3", "python"):
         system = shutil.which(name)
         if system and system not in seen:

@@ -46,6 +46,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("knowledge", "Knowledge base", "knowledge", "gui.pages.knowledge:KnowledgePage"),
     PageSpec("wizard", "Fix wizard", "wizard", "gui.pages.wizard:WizardPage"),
     PageSpec("benchmarks", "Benchmarks", "benchmarks", "gui.pages.benchmarks:BenchmarksPage"),
+    PageSpec("fleet", "Fleet", "fleet", "gui.pages.fleet:FleetPage"),
     PageSpec("report", "Report", "report", "gui.pages.report:ReportPage"),
 )
 

@@ -62,6 +62,28 @@ class Settings:
             return [value]
         return [str(v) for v in value] if isinstance(value, list) else []
 
+    def first_run_done(self) -> bool:
+        """Whether the user has answered the first-run question (which environment to diagnose)."""
+        return str(self._store.value("target/first_run_done", "false")).lower() == "true"
+
+    def set_first_run_done(self, done: bool = True) -> None:
+        """Remember that the first-run question was answered (or ask again with False)."""
+        self._store.setValue("target/first_run_done", "true" if done else "false")
+        self._store.sync()
+
+    def kb_extra_dir(self) -> str | None:
+        """The folder of the user's own KB entry files (a pack), or None."""
+        value = self._store.value("kb/extra_dir")
+        return str(value) if value else None
+
+    def set_kb_extra_dir(self, folder: str | None) -> None:
+        """Remember (or, with None, forget) the user's KB pack folder."""
+        if folder:
+            self._store.setValue("kb/extra_dir", folder)
+        else:
+            self._store.remove("kb/extra_dir")
+        self._store.sync()
+
     def theme(self) -> str:
         """ "system", "light" or "dark"."""
         return str(self._store.value("ui/theme", "system"))

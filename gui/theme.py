@@ -101,6 +101,8 @@ ROLE_OF = {
     "partial": "warning",
     "partly_right": "warning",
     "not_fixed": "error",
+    "located": "ok",
+    "not_located": "warning",
     "does_not_fix": "error",
     "wrong": "error",
     "reproduced": "error",

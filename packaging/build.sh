@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-"$PY" -m pip install -q "pyinstaller>=6.10"
+"$PY" -c "import PyInstaller" 2>/dev/null || "$PY" -m pip install -q "pyinstaller>=6.10"
 "$PY" -m core kb build --quiet  # the compiled KB ships inside resources/
 "$PY" -m PyInstaller --noconfirm --clean --distpath dist --workpath build/pyinstaller \
   packaging/cuda-clinic.spec
@@ -15,11 +15,6 @@ if find dist/cuda-clinic -iname 'libtorch*' -o -iname 'torch' -type d | grep -q 
 fi
 echo "built dist/cuda-clinic/cuda-clinic"
 if [ "${1:-}" = "--install" ]; then
-  data=${XDG_DATA_HOME:-$HOME/.local/share}
-  install -Dm644 packaging/cuda-clinic.desktop "$data/applications/cuda-clinic.desktop"
-  sed -i "s|^Exec=.*|Exec=$PWD/dist/cuda-clinic/cuda-clinic|; s|^TryExec=.*|TryExec=$PWD/dist/cuda-clinic/cuda-clinic|" \
-    "$data/applications/cuda-clinic.desktop"
-  install -Dm644 resources/icons/cuda-clinic.svg "$data/icons/hicolor/scalable/apps/cuda-clinic.svg"
-  install -Dm644 resources/icons/cuda-clinic-256.png "$data/icons/hicolor/256x256/apps/cuda-clinic.png"
-  echo "installed the desktop entry and icon under $data"
+  # The desktop entry (Exec= this bundle) and the icon, under $XDG_DATA_HOME or ~/.local/share.
+  dist/cuda-clinic/cuda-clinic gui --install-desktop
 fi

@@ -1,6 +1,12 @@
 """Turn wizard-run JSON files from the GPU machine into compact, redacted evidence records.
 
 Usage: python scripts/import_evidence.py RUN.json [RUN.json ...] [--dest resources/evidence]
+                                         [--update-kb]
+
+With --update-kb each imported record is also written into its KB entry (resources/kb/<id>.md):
+every workaround or dead end whose `step` the record ran gets a `[run]` evidence line citing the
+record (the repro's outcome and the step's), a step that measured fixed / not fixed lists the
+record in `runs`, and a verdict the measurement contradicts is changed, the line saying so.
 
 Each record keeps the scenario, the machine (GPU, driver, torch, cuDNN), the outcome and the time
 of every step, the verdict and a trimmed environment. GPU UUIDs, PCI addresses, process ids and
@@ -12,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -105,17 +113,162 @@ def write_record(src: Path, dest_dir: Path, overwrite: bool = True) -> Path | No
     return dest
 
 
+# A verdict a measured step outcome allows (as tests/core/kb/test_evidence.py checks).
+ALLOWED = {"fixed": ("fixes", "partial"), "not_fixed": ("does_not_fix", "partial")}
+MEASURED_VERDICT = {"fixed": "fixes", "not_fixed": "does_not_fix"}
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a TOML basic string
+
+
+def _prefix(record: dict[str, Any]) -> str:
+    """'[run] GPU, driver D, torch T, cuDNN C' (no colon: the first colon ends the prefix)."""
+    m = record.get("machine") or {}
+    if not m.get("gpu"):  # a CPU-only reproduction (a CPU build of torch)
+        return f"[run] no GPU, torch {m.get('torch') or '?'}".replace(":", " ")
+    parts = [str(m.get("gpu")).replace(":", " ")]
+    parts += [f"{k} {m[v]}" for k, v in (("driver", "driver"), ("torch", "torch")) if m.get(v)]
+    cudnn = m.get("cudnn_version") or m.get("cudnn")
+    if cudnn:
+        parts.append(f"cuDNN {cudnn}")
+    return "[run] " + ", ".join(parts)
+
+
+def _one_line(text: Any, limit: int = 300) -> str:
+    return " ".join(str(text or "").split())[:limit]
+
+
+def _set_evidence(block: str, items: list[str]) -> str:
+    new = "evidence = [\n" + "".join(f"  {_toml_str(e)},\n" for e in items) + "]"
+    for pattern in (r"(?ms)^evidence = \[\n.*?\n\]$", r"(?m)^evidence = \[.*\]$"):
+        if re.search(pattern, block):
+            return re.sub(pattern, lambda _m: new, block, count=1)
+    return re.sub(r"(?m)^(verdict = .*)$", lambda m: m.group(1) + "\n" + new, block, count=1)
+
+
+def _set_runs(block: str, runs: list[str]) -> str:
+    if re.search(r"(?m)^runs = \[.*\]$", block):
+        if not runs:
+            return re.sub(r"(?m)^runs = \[.*\]\n?", "", block, count=1)
+        return re.sub(r"(?m)^runs = \[.*\]$", lambda _m: f"runs = {json.dumps(runs)}", block)
+    if not runs:
+        return block
+    return re.sub(
+        r"(?m)^(step = .*)$", lambda m: m.group(1) + f"\nruns = {json.dumps(runs)}", block, count=1
+    )
+
+
+def _update_block(block: str, record: dict[str, Any], rel: str, changes: list[str]) -> str:
+    """One [[workarounds]] / [[dead_ends]] table: evidence line, runs, verdict."""
+    data = tomllib.loads(block)
+    kind = next(iter(data))
+    item = data[kind][0]
+    steps = {s["name"]: s for s in record["steps"]}
+    name = item.get("step", "")
+    if name not in steps:
+        return block
+    step, repro = steps[name], record["steps"][0]
+    cite = f"resources/{rel}"
+    outcome = step["outcome"]
+    line = (
+        f"{_prefix(record)}: repro {repro['outcome'].replace('_', ' ')} "
+        f"({_one_line(repro.get('error') or repro.get('note'), 200)}); wizard step {name} "
+        f"{outcome.replace('_', ' ')}: {_one_line(step.get('note'), 200)}"
+    )
+    verdict = item["verdict"]
+    runs = [r for r in item.get("runs", []) if r != rel]
+    earlier = [
+        e
+        for e in item.get("evidence", [])
+        if cite in e and f"; wizard step {name} " in e and "; this contradicts" in e
+    ]
+    on_gpu = bool((record.get("machine") or {}).get("gpu"))
+    if outcome in ALLOWED:
+        if on_gpu:  # `runs` holds GPU records (machine fully described); CPU ones cite by line
+            runs.append(rel)
+        if earlier and verdict == MEASURED_VERDICT[outcome]:  # a re-import keeps the history
+            line += earlier[0][earlier[0].index("; this contradicts") :].replace(f" ({cite})", "")
+        elif verdict not in ALLOWED[outcome]:
+            new = MEASURED_VERDICT[outcome]
+            line += f"; this contradicts the earlier verdict {verdict!r}, now {new!r}"
+            block = re.sub(r'(?m)^verdict = ".*"$', f'verdict = "{new}"', block, count=1)
+            changes.append(f"{record['scenario_id']} {kind} {name}: verdict {verdict} -> {new}")
+    # Replace only this importer's own earlier line; hand-written [run] lines stay.
+    mine = f"; wizard step {name} "
+    evidence = [e for e in item.get("evidence", []) if not (cite in e and mine in e)]
+    evidence.append(f"{line} ({cite})")
+    block = _set_evidence(block, evidence)
+    block = _set_runs(block, runs)
+    changes.append(f"{record['scenario_id']} {kind} {name}: {outcome}")
+    return block
+
+
+def update_kb(record: dict[str, Any], rel: str, kb_dir: Path) -> list[str]:
+    """Write the record's measured outcomes into its KB entry; the list of changes made.
+
+    `rel` is the record's path under resources/ (evidence/<id>.json). The entry must still
+    parse afterwards, or it is left unchanged and SystemExit says why.
+    """
+    from core.errors import KBError
+    from core.kb.schema import parse_entry
+
+    path = kb_dir / f"{record['scenario_id']}.md"
+    if not path.is_file():
+        raise SystemExit(f"{path}: no KB entry for {record['scenario_id']}")
+    original = path.read_text(encoding="utf-8")
+    if not original.startswith("+++\n"):
+        raise SystemExit(f"{path}: does not start with a '+++' line")
+    head, sep, body = original[4:].partition("\n+++")
+    blocks = re.split(r"(?m)^(?=\[\[)", head)
+    changes: list[str] = []
+    for i, block in enumerate(blocks):
+        if re.match(r"\[\[(workarounds|dead_ends)\]\]", block):
+            blocks[i] = _update_block(block, record, rel, changes)
+    updated = "+++\n" + "".join(blocks) + sep + body
+    if updated == original:
+        return changes
+    path.write_text(updated, encoding="utf-8")
+    try:
+        parse_entry(path, kb_dir)
+    except KBError as exc:
+        path.write_text(original, encoding="utf-8")
+        raise SystemExit(f"{path}: left unchanged, the update would not parse: {exc}") from exc
+    return changes
+
+
 def main(argv: list[str] | None = None) -> int:
     """Import each run file given on the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--dest", type=Path, default=ROOT / "resources" / "evidence")
     parser.add_argument("--keep", action="store_true", help="do not overwrite existing records")
+    parser.add_argument(
+        "--update-kb",
+        action="store_true",
+        help="also cite each record in its KB entry (runs, [run] evidence lines, verdicts)",
+    )
+    parser.add_argument(
+        "--kb", type=Path, default=ROOT / "resources" / "kb", help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
+    failed = 0
     for src in args.runs:
-        dest = write_record(src, args.dest, overwrite=not args.keep)
+        try:
+            dest = write_record(src, args.dest, overwrite=not args.keep)
+        except (ValueError, KeyError, TypeError) as exc:  # an empty or cut-off run file
+            print(f"{src}: not a wizard run ({type(exc).__name__}: {exc}); skipped")
+            failed += 1
+            continue
         print(f"{src} -> {dest}" if dest else f"{src}: kept the existing record")
-    return 0
+        if args.update_kb and dest is not None:
+            record = json.loads(dest.read_text(encoding="utf-8"))
+            if record["outcome"] == "skipped":  # the wizard could not run there: no evidence
+                print(f"  kb: not updated, the wizard did not run: {record['steps'][0]['note']}")
+                continue
+            for change in update_kb(record, f"evidence/{dest.name}", args.kb):
+                print(f"  kb: {change}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

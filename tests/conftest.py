@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from importlib.abc import MetaPathFinder
 from pathlib import Path
@@ -27,6 +28,10 @@ if os.environ.get("CUDA_CLINIC_BLOCK_QT") == "1":
     sys.meta_path.insert(0, _BlockQt())
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Module- and session-scoped fixtures run before the per-test folder below exists: they get a
+# private folder of their own, so no test ever reads or migrates the real user database.
+os.environ["CUDA_CLINIC_DATA_DIR"] = tempfile.mkdtemp(prefix="cuda-clinic-tests-")
 
 
 @pytest.fixture(autouse=True)

@@ -70,11 +70,21 @@ def detect(
         status["deep"] = deep_run.status()
     if quick.data is None:
         raise TargetPythonError(f"the probe failed in {target}: {quick.error}")
-    return assemble(quick.data, deep_result(deep_run), status, deep=deep)
+    multi = None
+    if deep:
+        from core.env.multigpu import collect, gpu_count
+
+        count = gpu_count(quick.data, deep_result(deep_run))
+        multi = collect(target, count, cancel=cancel) if count else None
+    return assemble(quick.data, deep_result(deep_run), status, deep=deep, multi_gpu=multi)
 
 
 def assemble(
-    quick: dict[str, Any], deep_data: dict[str, Any] | None, status: dict[str, Any], deep: bool
+    quick: dict[str, Any],
+    deep_data: dict[str, Any] | None,
+    status: dict[str, Any],
+    deep: bool,
+    multi_gpu: dict[str, Any] | None = None,
 ) -> Environment:
     """The Environment with findings from the probes' JSON (live or recorded)."""
     from core.env.build import build
@@ -82,6 +92,7 @@ def assemble(
 
     env = build(quick, deep_data, status)
     env.mode = "deep" if deep else "quick"
+    env.multi_gpu = multi_gpu
     env.findings = evaluate(env)
     env.app = app_info()
     return env

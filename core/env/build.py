@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from core.env.model import (
@@ -16,6 +15,7 @@ from core.env.model import (
     OpCheck,
     Torch,
     TorchDevice,
+    TorchError,
 )
 
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
@@ -114,6 +114,11 @@ def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
         return torch
     torch.imported = bool(d.get("imported"))
     torch.warnings = list(d.get("warnings") or [])
+    torch.errors = [
+        TorchError(str(e.get("stage", "")), str(e.get("type", "")), str(e.get("message", "")))
+        for e in (deep or {}).get("errors") or []
+        if isinstance(e, dict)
+    ]
     if not torch.imported:
         # "No module named torch" where the quick probe found none is absence, not breakage.
         if torch.installed or "No module named 'torch'" not in (d.get("import_error") or ""):
@@ -130,6 +135,11 @@ def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
     torch.xnnpack = d.get("xnnpack")
     torch.debug = _flag(d.get("debug")) if d.get("debug") is not None else torch.debug
     torch.nccl_version = d.get("nccl_version")
+    torch.cudnn_runtime = d.get("cudnn_runtime")
+    torch.cudnn_compile = d.get("cudnn_compile")
+    first = d.get("first_op")
+    if isinstance(first, dict):
+        torch.first_op = _op(first)
     for dev in d.get("devices") or []:
         torch.devices.append(
             TorchDevice(
@@ -143,16 +153,18 @@ def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
             )
         )
     for check in d.get("checks") or []:
-        torch.checks.append(
-            OpCheck(
-                device=str(check.get("device")),
-                op=str(check.get("op")),
-                ok=bool(check.get("ok")),
-                error=check.get("error"),
-                seconds=check.get("seconds"),
-            )
-        )
+        torch.checks.append(_op(check))
     return torch
+
+
+def _op(check: dict[str, Any]) -> OpCheck:
+    return OpCheck(
+        device=str(check.get("device")),
+        op=str(check.get("op")),
+        ok=bool(check.get("ok")),
+        error=check.get("error"),
+        seconds=check.get("seconds"),
+    )
 
 
 def _package_for(directory: str, packages: list[dict[str, Any]]) -> str | None:
@@ -217,8 +229,31 @@ def expected_copy(torch: Torch, copies: list[CudnnCopy]) -> tuple[CudnnCopy | No
     return None, None
 
 
-def build_cudnn(torch: Torch, quick: dict[str, Any], loaded: list[LoadedLibrary]) -> Cudnn:
-    """cuDNN: copies on disk, the expected one, and (deep) the loaded one with its real version."""
+def _answering_core(torch: Torch, cores: list[LoadedLibrary]) -> LoadedLibrary | None:
+    """The mapped cuDNN core torch talks to: the one whose file version is what torch reports.
+
+    With two cores mapped (LD_PRELOAD of another copy), the symbols resolve to the first one
+    loaded; torch's runtime version (read without its compatibility check) says which one it is.
+    """
+    said = torch.cudnn_runtime or torch.cudnn_version
+    if said:
+        for core in cores:
+            if core.version and core.version.split(".")[:2] == said.split(".")[:2]:
+                return core
+    return cores[0] if cores else None
+
+
+def build_cudnn(
+    torch: Torch,
+    quick: dict[str, Any],
+    loaded: list[LoadedLibrary],
+    folders: dict[str, Any] | None = None,
+) -> Cudnn:
+    """cuDNN: copies on disk, the expected one, and (deep) the loaded one with its real version.
+
+    The loaded version is read from the mapped file (or what torch's cuDNN reports), never taken
+    from the folder we expected torch to use.
+    """
     copies = build_copies(quick)
     cudnn = Cudnn(copies=copies, declared=torch.declared_cudnn)
     expected, reason = expected_copy(torch, copies)
@@ -226,39 +261,60 @@ def build_cudnn(torch: Torch, quick: dict[str, Any], loaded: list[LoadedLibrary]
         expected.expected = True
         cudnn.expected_from, cudnn.expected_reason = expected.directory, reason
         cudnn.version, cudnn.basis = expected.version, "expected"
+        cudnn.version_source = "expected"
     files = [lib for lib in loaded if lib.family and lib.family.startswith("cudnn")]
     cudnn.loaded_files = [lib.path for lib in files]
-    main = next((lib for lib in files if re.match(r"^libcudnn\.so\.\d+", lib.name)), None)
+    for folder, info in (folders or {}).items():
+        missing = list((info or {}).get("missing") or [])
+        if missing:
+            cudnn.missing_parts[os.path.realpath(folder)] = missing
+    cores = [lib for lib in files if lib.family == "cudnn"]
+    main = _answering_core(torch, cores)
     if main is None:
         return cudnn
     real_dir = os.path.realpath(main.directory)
     cudnn.loaded_from = real_dir
-    cudnn.version = torch.cudnn_version
     cudnn.basis = "loaded"
-    match = next((c for c in copies if c.directory == real_dir), None)
+    if main.version:
+        cudnn.version, cudnn.version_source = main.version, main.version_source
+    elif torch.cudnn_runtime or torch.cudnn_version:
+        cudnn.version, cudnn.version_source = torch.cudnn_runtime or torch.cudnn_version, "torch"
+    else:
+        cudnn.version, cudnn.version_source = None, None
+    match = next((c for c in copies if os.path.realpath(c.directory) == real_dir), None)
     if match is None:  # found through an RPATH or a folder the disk scan does not cover
         match = CudnnCopy(directory=real_dir, library=main.path, sources=["loaded"])
         copies.append(match)
     match.loaded = True
-    if match.version is None:
+    if main.version:
+        match.version = main.version  # the file that was mapped, not a guess about the folder
+    elif match.version is None:
         match.version = cudnn.version
     if cudnn.version is None:
-        cudnn.version = match.version
+        cudnn.version, cudnn.version_source = match.version, "disk-scan"
     return cudnn
 
 
 def build_loaded(deep: dict[str, Any] | None) -> list[LoadedLibrary]:
     """CUDA-stack libraries the deep probe's process had mapped."""
     out = []
+    # Probe version 1 read only the cuDNN core's version, into a separate map.
+    old = {
+        k: (v or {}).get("version")
+        for k, v in ((deep or {}).get("loaded_cudnn_versions") or {}).items()
+    }
     for raw in (deep or {}).get("loaded") or []:
-        out.append(
-            LoadedLibrary(
-                name=str(raw.get("name")),
-                path=str(raw.get("path")),
-                directory=str(raw.get("directory")),
-                family=raw.get("family"),
-            )
+        lib = LoadedLibrary(
+            name=str(raw.get("name")),
+            path=str(raw.get("path")),
+            directory=str(raw.get("directory")),
+            family=raw.get("family"),
+            version=raw.get("version"),
+            version_source=raw.get("version_source"),
         )
+        if lib.version is None and old.get(lib.path):
+            lib.version, lib.version_source = old[lib.path], "symbol"
+        out.append(lib)
     return out
 
 
@@ -285,7 +341,7 @@ def build(
         driver=build_driver(nvml),
         gpus=[build_gpu(g) for g in nvml.get("gpus") or []],
         torch=torch,
-        cudnn=build_cudnn(torch, quick, loaded),
+        cudnn=build_cudnn(torch, quick, loaded, (deep or {}).get("cudnn_folders")),
         loaded_libraries=loaded,
         toolkits=dict(quick.get("toolkits") or {}),
         toolchain=dict(quick.get("toolchain") or {}),

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from core.env.checks_libs import check_cudnn, check_env_vars, check_gpus, check_packages
+from core.env.checks_multi import check_multi_gpu
+from core.env.checks_stack import (
+    check_alloc_conf,
+    check_cudnn_parts,
+    check_cudnn_runtime,
+    check_variables,
+    kb_for,
+)
 from core.env.compat import arch_support, cuda_compat, version_tuple
-from core.env.model import SEVERITIES, Environment, Finding
+from core.env.model import Environment, Finding
+from core.env.remedy import best_install, cublas_remedy, cudnn_remedy
+from core.env.rootcause import order
 
 Check = Callable[[Environment], list[Finding]]
 
@@ -85,6 +96,8 @@ def check_torch(env: Environment) -> list[Finding]:
     """torch missing, broken, CPU-only on a GPU machine, CUDA unavailable, tiny ops failing."""
     torch, python = env.torch, env.python.get("executable", "the target interpreter")
     if torch.import_error:
+        said = next((e.text for e in torch.errors if e.stage == "import torch"), "")
+        said = said or torch.import_error
         return [
             Finding(
                 "torch.import-error",
@@ -92,6 +105,9 @@ def check_torch(env: Environment) -> list[Finding]:
                 f"`import torch` fails: {torch.import_error}",
                 "Run `python -c 'import torch'` in this environment for the full "
                 "traceback, then reinstall torch (and its nvidia-* wheels) there.",
+                command=f"{python} -c 'import torch'",
+                evidence=said,
+                kb=kb_for(said),
             )
         ]
     if not torch.installed:
@@ -105,14 +121,15 @@ def check_torch(env: Environment) -> list[Finding]:
         ]
     out: list[Finding] = []
     if not torch.cuda and not torch.hip and env.gpus:
+        command, why = best_install(env)
         out.append(
             Finding(
                 "torch.cpu-only",
                 "error",
                 f"torch {torch.version} is a CPU-only build but this machine has "
                 f"{len(env.gpus)} NVIDIA GPU(s).",
-                "Install a CUDA build of PyTorch (pick one for CUDA "
-                f"{env.driver.cuda_max or 'your driver'} or older on pytorch.org).",
+                "Install a CUDA build of PyTorch: " + why + ".",
+                command=command,
             )
         )
     hidden = env.env_vars.get("CUDA_VISIBLE_DEVICES") is not None
@@ -126,17 +143,34 @@ def check_torch(env: Environment) -> list[Finding]:
                 f"{len(env.gpus)} GPU(s)" + (f": {why}" if why else "."),
                 "Compare the driver's max CUDA with torch's CUDA build (below) and "
                 "read the warning torch printed.",
+                evidence=why,
+                kb=kb_for(why) if why else "",
             )
         )
-    failed = [c for c in torch.checks if not c.ok]
+    failed = [c for c in ([torch.first_op] if torch.first_op else []) + torch.checks if not c.ok]
     if failed:
         text = "; ".join(f"{c.op} on {c.device}: {c.error}" for c in failed[:4])
+        stages = {f"{c.op} on {c.device}" for c in failed} | {"first conv on cuda:0"}
+        said = next((e.text for e in torch.errors if e.stage in stages), "")
+        command = ""
+        if re.search(r"(?i)cublas", said):
+            command = cublas_remedy(env)
+        elif re.search(r"(?i)cudnn", said):
+            command = cudnn_remedy(env, env.cudnn.loaded_from)[0]
         out.append(
             Finding(
                 "torch.op-failed",
                 "error",
                 f"Tiny GPU operations failed: {text}.",
-                "Paste the error into `cuda-clinic match` to find the known cause.",
+                "Paste the error into `cuda-clinic match` to find the known cause."
+                + (
+                    " A library mismatch is fixed by reinstalling the wheel torch pins."
+                    if command
+                    else ""
+                ),
+                command=command,
+                evidence=said,
+                kb=kb_for(said) if said else "",
             )
         )
     return out
@@ -149,16 +183,16 @@ def check_cuda_versions(env: Environment) -> list[Finding]:
         return []
     verdict = cuda_compat(torch_cuda, drv.cuda_max, drv.version)
     if verdict == "driver-too-old":
-        need = version_tuple(torch_cuda)[0]
+        command, why = best_install(env)
         return [
             Finding(
                 "cuda.driver-too-old",
                 "error",
                 f"torch is built for CUDA {torch_cuda} but driver {drv.version} supports at "
                 f"most CUDA {drv.cuda_max}.",
-                f"Update the NVIDIA driver (CUDA {need}.x needs a driver of at least the "
-                f"{need}.x minimum), or install a torch build for CUDA {drv.cuda_max} or "
-                "older.",
+                f"Install a torch build this driver runs ({why}), or update the NVIDIA "
+                f"driver to {_min_driver(torch_cuda)} or newer.",
+                command=command,
             )
         ]
     if verdict == "minor":
@@ -182,8 +216,26 @@ def _capabilities(env: Environment) -> list[str]:
     return devices or [g.compute_capability for g in env.gpus if g.compute_capability]
 
 
+def _min_driver(cuda: str) -> str:
+    """The minimum Linux driver for CUDA `cuda` from the reviewed table."""
+    from core.env.compatdata import CompatDataError, load
+
+    try:
+        release = load().cuda_release(cuda)
+    except CompatDataError:
+        release = None
+    return release.min_driver if release else f"one that supports CUDA {cuda}"
+
+
 def _support(env: Environment, capability: str) -> str | None:
+    """SASS/PTX/none; None (unknown) when there is no list or torch could not read it.
+
+    torch.cuda.get_arch_list() returns [] when CUDA is unavailable (hidden GPUs, a driver
+    problem), so an empty list then says nothing about the build.
+    """
     if env.torch.arch_list is None or not env.torch.cuda:
+        return None
+    if not env.torch.arch_list and env.torch.is_available is not True:
         return None
     return arch_support(capability, env.torch.arch_list)
 
@@ -199,6 +251,7 @@ def check_arch(env: Environment) -> list[Finding]:
         sm = "sm_" + cc.replace(".", "")
         label = f"{names.get(cc) or 'GPU'} ({sm})"
         if support == "none":
+            command, why = best_install(env)
             out.append(
                 Finding(
                     "cuda.arch-unsupported",
@@ -206,8 +259,8 @@ def check_arch(env: Environment) -> list[Finding]:
                     f"{label} is not in this torch build's arch list "
                     f"({' '.join(arch) or 'empty'}): kernels fail with 'no kernel "
                     "image is available'.",
-                    f"Install a torch build whose torch.cuda.get_arch_list() includes "
-                    f"{sm} (newer CUDA builds add newer GPUs).",
+                    f"Install a torch build whose torch.cuda.get_arch_list() includes {sm}: {why}.",
+                    command=command,
                 )
             )
         elif support == "ptx":
@@ -276,15 +329,25 @@ def all_checks() -> list[Check]:
         check_torch,
         check_cuda_versions,
         check_arch,
+        check_cudnn_parts,
+        check_cudnn_runtime,
         check_cudnn,
+        check_alloc_conf,
         check_env_vars,
+        check_variables,
         check_gpus,
         check_toolkit,
         check_packages,
+        check_multi_gpu,
     ]
 
 
 def evaluate(env: Environment) -> list[Finding]:
-    """All findings, errors first, then warnings, then info (stable within a severity)."""
+    """All findings, root causes first, their cascades suppressed or demoted (core.env.rootcause).
+
+    The suppressed ones are kept on `env.suppressed`, each naming its root cause.
+    """
     findings = [f for check in all_checks() for f in check(env)]
-    return sorted(findings, key=lambda f: SEVERITIES.index(f.severity))
+    kept, suppressed = order(findings)
+    env.suppressed = suppressed
+    return kept

@@ -106,6 +106,9 @@ def _declared_mismatch(env: Environment) -> list[Finding]:
     if not have or not want or have == want:
         return []
     basis = "loaded" if cudnn.basis == "loaded" else "expected (from the copy torch should load)"
+    from core.env.remedy import cudnn_remedy
+
+    command, _ = cudnn_remedy(env, cudnn.loaded_from or cudnn.expected_from)
     return [
         Finding(
             "cudnn.version-mismatch",
@@ -113,6 +116,7 @@ def _declared_mismatch(env: Environment) -> list[Finding]:
             f"cuDNN {cudnn.version} is {basis} but torch declares {cudnn.declared}.",
             "Reinstall the nvidia-cudnn wheel torch pins (`pip install "
             "--force-reinstall` of the version torch requires) in this environment.",
+            command=command,
         )
     ]
 
@@ -131,6 +135,7 @@ def check_env_vars(env: Environment) -> list[Finding]:
                 f"CUDA_VISIBLE_DEVICES={cvd!r} hides all {len(env.gpus)} GPU(s) from CUDA.",
                 "Unset CUDA_VISIBLE_DEVICES or list valid GPU indices (0 to "
                 f"{len(env.gpus) - 1}) or UUIDs.",
+                command="unset CUDA_VISIBLE_DEVICES",
             )
         )
     if env.env_vars.get("CUDA_LAUNCH_BLOCKING") == "1":
@@ -141,6 +146,7 @@ def check_env_vars(env: Environment) -> list[Finding]:
                 "CUDA_LAUNCH_BLOCKING=1 is set: every kernel launch waits for the GPU, "
                 "which slows everything down.",
                 "Unset it once you have the exact line of a CUDA error.",
+                command="unset CUDA_LAUNCH_BLOCKING",
             )
         )
     return out

@@ -1,4 +1,4 @@
-"""`cuda-clinic env [--json] [--deep] [--python PATH]`: driver, CUDA, cuDNN, torch, findings."""
+"""`cuda-clinic env [--json] [--deep] [--python PATH] [--from FILE]`: driver, CUDA, cuDNN, torch."""
 
 from __future__ import annotations
 
@@ -13,12 +13,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="show driver, CUDA, cuDNN and PyTorch, and what is wrong with them",
         description="Detect the NVIDIA driver, GPUs, CUDA, every cuDNN copy and PyTorch in the "
         "target interpreter. Quick mode never imports torch; --deep imports it in a child "
-        "process, runs a tiny conv, matmul and LSTM on each GPU and reports which libraries are "
-        "really loaded. Exit 1 when a finding has error severity.",
+        "process, runs a tiny conv first, then a matmul and LSTM on each GPU, keeps torch's "
+        "exceptions verbatim and reports which library files are really loaded, with the "
+        "version read from each. Findings come root cause first and name the exact fix "
+        "command for this machine. --from re-derives the findings from a saved env --json. "
+        "Exit 1 when a finding has error severity, 2 on a bad --from file.",
     )
     parser.add_argument("--json", action="store_true", help="print the environment as JSON")
     parser.add_argument("--deep", action="store_true", help="import torch and run tiny GPU ops")
     parser.add_argument("--python", metavar="PATH", help="diagnose this interpreter or venv")
+    parser.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="re-derive the findings from a saved `env --json` (or report, or recording) "
+        "instead of probing this machine",
+    )
     return parser  # type: ignore[no-any-return]
 
 
@@ -28,7 +38,17 @@ def run(args: argparse.Namespace) -> int:
 
     from core.env import detect, render_human
 
-    env = detect(python=args.python, deep=args.deep)
+    if getattr(args, "from_file", None):
+        from core.env.saved import load_saved, rederive
+        from core.errors import UsageError
+
+        if args.deep or args.python:
+            raise UsageError(
+                "--from reads a saved environment; it cannot be combined with --deep or --python"
+            )
+        env = rederive(load_saved(args.from_file))
+    else:
+        env = detect(python=args.python, deep=args.deep)
     if args.json:
         print(json.dumps(env.to_dict(), indent=2))
     else:

@@ -6,26 +6,53 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-SCHEMA_VERSION = 1
+# 2: findings carry `command`, `kb`, `evidence`, `caused_by`; torch keeps its exceptions verbatim
+# (`errors`, `first_op`, cuDNN runtime/compile); loaded libraries carry the version read from the
+# mapped file. Version 1 files still load (the new fields take their defaults).
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 SEVERITIES = ("error", "warning", "info")
 
 T = TypeVar("T")
 
 
-def _load(cls: type[T], data: dict[str, Any] | None) -> T:
-    """Build dataclass `cls` from a dict: unknown keys ignored, nested classes via `_nested`."""
-    data = data or {}
+class FieldError(ValueError):
+    """A saved environment whose field `field` (a dotted path) has the wrong shape."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"field {field!r}: {problem}")
+        self.field = field
+
+
+def _load(cls: type[T], data: Any, where: str = "") -> T:
+    """Build dataclass `cls` from a dict: unknown keys ignored, nested classes via `_nested`.
+
+    Raises FieldError naming the dotted path of the first value of the wrong shape.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise FieldError(where or "(top level)", f"expected an object, got {type(data).__name__}")
     nested: dict[str, type[Any]] = getattr(cls, "_nested", {})
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if f.name not in data:
             continue
         value = data[f.name]
+        path = f"{where}.{f.name}" if where else f.name
         if f.name in nested and value is not None:
             sub = nested[f.name]
-            value = [_load(sub, v) for v in value] if isinstance(value, list) else _load(sub, value)
+            if isinstance(value, list):
+                value = [_load(sub, v, f"{path}[{i}]") for i, v in enumerate(value)]
+            elif f.default_factory is list:
+                raise FieldError(path, f"expected a list, got {type(value).__name__}")
+            else:
+                value = _load(sub, value, path)
         kwargs[f.name] = value
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a required field is missing
+        raise FieldError(where or "(top level)", str(exc)) from None
 
 
 @dataclass
@@ -36,6 +63,10 @@ class Finding:
     severity: str
     message: str
     action: str = ""
+    command: str = ""  # the exact shell command that fixes it on this machine, if there is one
+    evidence: str = ""  # torch's own words (exception type and message), verbatim
+    kb: str = ""  # the KB entry the matcher picks for `evidence`
+    caused_by: str = ""  # the root-cause finding that explains (and demoted) this one
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as JSON-ready data."""
@@ -106,10 +137,29 @@ class OpCheck:
 
 
 @dataclass
+class TorchError:
+    """An exception torch raised inside the deep probe, kept verbatim."""
+
+    stage: str
+    type: str
+    message: str
+
+    @property
+    def text(self) -> str:
+        """`Type: message`, as Python prints it."""
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass
 class Torch:
     """PyTorch in the target interpreter; deep-only fields stay None in quick mode."""
 
-    _nested: ClassVar[dict[str, type[Any]]] = {"devices": TorchDevice, "checks": OpCheck}
+    _nested: ClassVar[dict[str, type[Any]]] = {
+        "devices": TorchDevice,
+        "checks": OpCheck,
+        "first_op": OpCheck,
+        "errors": TorchError,
+    }
 
     installed: bool = False
     version: str | None = None
@@ -131,6 +181,10 @@ class Torch:
     devices: list[TorchDevice] = field(default_factory=list)
     checks: list[OpCheck] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    first_op: OpCheck | None = None  # the conv run before anything else touched cuDNN
+    errors: list[TorchError] = field(default_factory=list)
+    cudnn_runtime: str | None = None  # what the cuDNN torch loaded says (no compatibility check)
+    cudnn_compile: str | None = None  # the cuDNN torch was compiled against
 
 
 @dataclass
@@ -166,6 +220,8 @@ class Cudnn:
     declared: str | None = None
     copies: list[CudnnCopy] = field(default_factory=list)
     loaded_files: list[str] = field(default_factory=list)
+    version_source: str | None = None  # "file-name" | "symbol" | "torch" | "expected" ...
+    missing_parts: dict[str, list[str]] = field(default_factory=dict)  # folder -> sub-libraries
 
 
 @dataclass
@@ -176,6 +232,8 @@ class LoadedLibrary:
     path: str
     directory: str
     family: str | None = None
+    version: str | None = None  # read from the mapped file itself
+    version_source: str | None = None  # "file-name" | "symbol" | "sibling"
 
 
 @dataclass
@@ -189,6 +247,7 @@ class Environment:
         "cudnn": Cudnn,
         "loaded_libraries": LoadedLibrary,
         "findings": Finding,
+        "suppressed": Finding,
     }
 
     schema_version: int = SCHEMA_VERSION
@@ -206,7 +265,10 @@ class Environment:
     env_vars: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)  # cascades a root cause explains
     app: dict[str, Any] = field(default_factory=dict)
+    # Deep mode with a GPU: NVLink, peer access, ECC, throttling, NCCL (core.env.multigpu).
+    multi_gpu: dict[str, Any] | None = None
 
     @property
     def has_error(self) -> bool:

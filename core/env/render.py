@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from core.env.model import Environment, Finding, Gpu
+from core.env.render_multi import render_multi_gpu
 
 _WIDTH = 100
 _LABEL = 10
@@ -20,7 +21,21 @@ def _finding_lines(finding: Finding) -> list[str]:
         if finding.action
         else []
     )
-    return [head, *(" " * 6 + line for line in body + action)]
+    extra = []
+    if finding.evidence:
+        said = finding.evidence.strip().splitlines()
+        extra += textwrap.wrap(
+            said[0], _WIDTH - 12, initial_indent="  torch: ", subsequent_indent="         "
+        )
+        if len(said) > 1:
+            extra.append(f"         (+{len(said) - 1} more line(s) in --json)")
+    if finding.command:
+        extra.append(f"  $ {finding.command}")
+    if finding.kb:
+        extra.append(f"  KB: {finding.kb} (cuda-clinic kb show {finding.kb})")
+    if finding.caused_by:
+        extra.append(f"  (explained by {finding.caused_by})")
+    return [head, *(" " * 6 + line for line in body + action + extra)]
 
 
 def _row(label: str, value: str) -> str:
@@ -71,25 +86,46 @@ def _torch_rows(env: Environment) -> list[str]:
             _row(
                 "",
                 f"cuda available: {avail}, devices: {torch.device_count}, "
-                f"cuDNN {torch.cudnn_version or 'none'}, NCCL {torch.nccl_version or 'none'}",
+                f"cuDNN {torch.cudnn_version or cudnn_none_reason(env)}, "
+                f"NCCL {torch.nccl_version or 'none'}",
             )
         )
         if torch.arch_list is not None:
             rows.append(_row("", "arch list: " + (" ".join(torch.arch_list) or "(empty)")))
         for dev in torch.devices:
+            first = [torch.first_op] if torch.first_op else []
             ops = ", ".join(
                 f"{c.op} {'ok' if c.ok else 'FAILED'}"
-                for c in torch.checks
+                for c in first + torch.checks
                 if c.device == f"cuda:{dev.index}"
             )
             rows.append(_row(f"cuda:{dev.index}", f"{dev.name}: {ops or 'no checks ran'}"))
     return rows
 
 
+def cudnn_none_reason(env: Environment) -> str:
+    """Why torch reports no cuDNN version: never "none" without the reason."""
+    torch = env.torch
+    said = next(
+        (e for e in torch.errors if e.stage in ("cudnn_version_int", "cudnn_available")), None
+    )
+    if said is None:
+        said = next((e for e in torch.errors if "cudnn" in e.message.lower()), None)
+    if said is not None:
+        first = said.text.splitlines()[0]
+        return f"unusable ({_short(first, 120)})"
+    if not torch.cuda:
+        return "none (CPU-only build)"
+    if torch.is_available is False:
+        return "not checked (CUDA is unavailable)"
+    return "none (torch reports no cuDNN)"
+
+
 def _cudnn_rows(env: Environment) -> list[str]:
     cudnn = env.cudnn
     if cudnn.basis == "loaded":
-        head = f"{cudnn.version} loaded from {cudnn.loaded_from}"
+        source = f", version from the {cudnn.version_source}" if cudnn.version_source else ""
+        head = f"{cudnn.version or '?'} loaded from {cudnn.loaded_from}{source}"
     elif cudnn.basis == "expected":
         head = (
             f"{cudnn.version or '?'} expected from {cudnn.expected_from} (quick mode: not loaded)"
@@ -111,11 +147,12 @@ def _cudnn_rows(env: Environment) -> list[str]:
 
 
 def _loaded_rows(env: Environment) -> list[str]:
-    """Loaded CUDA libraries other than cuDNN (shown above), grouped by folder."""
+    """Every loaded CUDA library with the version read from its file, grouped by folder."""
     by_dir: dict[str, list[str]] = {}
     for lib in env.loaded_libraries:
-        if lib.family and not lib.family.startswith("cudnn"):
-            by_dir.setdefault(lib.directory, []).append(lib.name)
+        if lib.family:
+            tag = f" {lib.version}" if lib.version else ""
+            by_dir.setdefault(lib.directory, []).append(lib.name + tag)
     rows = []
     for i, (directory, names) in enumerate(sorted(by_dir.items())):
         rows.append(_row("loaded" if i == 0 else "", f"{directory}:"))
@@ -184,6 +221,7 @@ def render_human(env: Environment) -> str:
         )
     for i, (name, value) in enumerate(env.env_vars.items()):
         lines.append(_row("env" if i == 0 else "", _short(f"{name}={value}")))
+    lines += render_multi_gpu(env.multi_gpu)
     if env.mode == "quick":
         lines += ["", "Quick mode reads files only; --deep imports torch and shows what is loaded."]
     return "\n".join(lines)

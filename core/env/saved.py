@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.env.model import Environment
+from core.env.model import READABLE_SCHEMAS, Environment, FieldError
 from core.errors import UsageError
 
 REPORT_KIND = "cuda-clinic-report"  # core.report.model.REPORT_KIND (not imported: it is heavier)
@@ -72,7 +72,33 @@ def _from_data(data: dict[str, Any], path: str) -> SavedEnvironment:
 
 
 def _rebuild(data: dict[str, Any], path: str) -> Environment:
+    version = data.get("schema_version", 1)
+    if version not in READABLE_SCHEMAS:
+        raise UsageError(
+            f"{path}: field 'schema_version' is {version!r}; this CUDA Clinic reads "
+            f"{', '.join(str(v) for v in READABLE_SCHEMAS)} (a newer clinic wrote it?)"
+        )
     try:
-        return Environment.from_dict(data)
+        env = Environment.from_dict(data)
+    except FieldError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
         raise UsageError(f"the environment in {path} could not be read ({exc})") from None
+    return env
+
+
+def rederive(saved: SavedEnvironment) -> Environment:
+    """The saved environment with its findings derived again by this version's checks.
+
+    A colleague's `env --json`, or one written by an older clinic, gets today's findings,
+    root-cause order and fix commands; the recorded findings are not trusted.
+    """
+    from core.env.checks import evaluate
+
+    env = saved.env
+    try:
+        env.findings = evaluate(env)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise UsageError(f"{saved.path}: the environment could not be checked ({exc})") from None
+    env.schema_version = 2
+    return env

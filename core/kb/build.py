@@ -7,7 +7,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,12 +132,20 @@ def _m4_fixes(db: Database) -> None:
     db.table("entries").add_column("no_wizard", str, not_null_default="")
 
 
+def _m5_origin(db: Database) -> None:
+    """Where an entry comes from: the bundled KB or a user's pack folder (`--kb-extra`)."""
+    db.table("entries").add_column("origin", str, not_null_default="bundled")
+    db.table("entries").add_column("pack", str, not_null_default="")
+    db.table("entries").create_index(["origin"])
+
+
 # Ordered migrations: user_version N means the first N have been applied.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m1_tables,
     _m2_search,
     _m3_runs,
     _m4_fixes,
+    _m5_origin,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -239,6 +247,8 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
         "body": entry.body,
         "source": entry.source,
         "no_wizard": entry.no_wizard,
+        "origin": entry.origin,
+        "pack": entry.pack,
     }
 
 
@@ -258,21 +268,25 @@ def _workaround_row(entry_id: str, position: int, item: Workaround) -> dict[str,
     }
 
 
-def write_database(entries: Iterable[Entry], dest: Path, digest: str) -> None:
-    """Build the database at `dest` atomically: a temp file beside it, then os.replace."""
+def write_database(
+    entries: Iterable[Entry], dest: Path, digest: str, extra_meta: Mapping[str, str] | None = None
+) -> None:
+    """Build the database at `dest` atomically: a temp file beside it, then os.replace.
+
+    `extra_meta` adds rows to the meta table (e.g. the pack files that failed to load)."""
     entries = list(entries)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=".kb-", suffix=".sqlite", dir=dest.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        _fill(tmp, entries, digest)
+        _fill(tmp, entries, digest, extra_meta or {})
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _fill(path: Path, entries: list[Entry], digest: str) -> None:
+def _fill(path: Path, entries: list[Entry], digest: str, extra_meta: Mapping[str, str]) -> None:
     """Create the schema and insert every row in sorted order, then VACUUM for stable bytes."""
     path.unlink(missing_ok=True)
     conn = sqlite3.connect(path)
@@ -287,6 +301,7 @@ def _fill(path: Path, entries: list[Entry], digest: str) -> None:
                     db.table(table).insert_all(rows)
             meta = {"schema_version": str(SCHEMA_VERSION), "builder_version": BUILDER_VERSION}
             meta |= {"source_digest": digest, "entry_count": str(len(entries))}
+            meta |= dict(extra_meta)
             db.table("meta").insert_all([{"key": k, "value": v} for k, v in sorted(meta.items())])
         db.table("entries").populate_fts(FTS_COLUMNS)
         conn.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.kb.options import add_pack_option, open_kb_for
+
 
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -25,6 +27,7 @@ def add_parser(
     kb_opt.add_argument(
         "--kb", type=Path, help="a compiled .sqlite file or an entry directory (default: bundled)"
     )
+    add_pack_option(kb_opt)
     json_opt = argparse.ArgumentParser(add_help=False)
     json_opt.add_argument("--json", action="store_true", help="print JSON")
     sub.add_parser("list", parents=[kb_opt, json_opt], help="list every entry")
@@ -39,19 +42,24 @@ def add_parser(
     build.add_argument("--quiet", action="store_true", help="print nothing on success")
     validate = sub.add_parser("validate", help="check every entry file; exit 2 if any is bad")
     validate.add_argument("directory", nargs="?", type=Path, help="entry directory")
+    validate.add_argument(
+        "--pack",
+        action="store_true",
+        help="check DIR as a pack of your own entries (for --kb-extra): links may point at "
+        "bundled entries, ids must not repeat them",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `kb` subcommand."""
     if args.kb_command == "validate":
-        return _validate(args.directory)
+        return _validate(args.directory, args.pack)
     if args.kb_command == "build":
         return _build(args.source, args.force, args.quiet)
-    from core.kb import open_kb
     from core.kb.render import render_entry, render_list
 
-    with open_kb(args.kb) as kb:
+    with open_kb_for(args) as kb:
         if args.kb_command == "list":
             entries = kb.entries()
             _emit(args.json, [_brief(e) for e in entries], render_list(entries))
@@ -75,6 +83,7 @@ def _brief(entry: Any) -> dict[str, Any]:
         "title": entry.title,
         "category": entry.category,
         "summary": entry.summary,
+        "origin": entry.origin,
     }
 
 
@@ -99,12 +108,20 @@ def _build(source: Path | None, force: bool, quiet: bool) -> int:
     return 0
 
 
-def _validate(directory: Path | None) -> int:
+def _validate(directory: Path | None, pack: bool = False) -> int:
     """Print one line per bad file, or how many entries are fine."""
-    from core.kb.loader import default_kb_dir, load_dir, registered_scenarios
+    from core.kb.loader import default_kb_dir, load_dir, load_entries, registered_scenarios
+    from core.kb.packs import check_pack_dir, load_pack
 
     scenario_ids = registered_scenarios()
-    result = load_dir(directory or default_kb_dir(), scenario_ids)
+    if pack:
+        if directory is None:
+            from core.errors import UsageError
+
+            raise UsageError("kb validate --pack needs the pack's folder")
+        result = load_pack(check_pack_dir(directory), load_entries())
+    else:
+        result = load_dir(directory or default_kb_dir(), scenario_ids)
     for line in result.errors:
         print(line)
     if result.errors:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,12 +42,22 @@ class LoadResult:
     errors: list[str] = field(default_factory=list)
 
 
-def load_dir(root: Path, scenario_ids: Collection[str] | None = None) -> LoadResult:
-    """Parse every entry under `root`; `scenario_ids`, when given, are the registered scenarios."""
+def load_dir(
+    root: Path,
+    scenario_ids: Collection[str] | None = None,
+    known_ids: Collection[str] = (),
+    evidence_root: Path | None = None,
+    label_of: Callable[[Path], str] = display_path,
+) -> LoadResult:
+    """Parse every entry under `root`; `scenario_ids`, when given, are the registered scenarios.
+
+    `known_ids` are entries outside `root` that links may point at (a pack's links to bundled
+    entries); evidence records are looked up under `evidence_root` (default: root's parent);
+    `label_of` names a file in error lines."""
     result = LoadResult()
     labels: dict[str, str] = {}
     for path in entry_files(root):
-        label = display_path(path)
+        label = label_of(path)
         try:
             entry = parse_entry(path, root, label)
         except KBError as exc:
@@ -56,9 +66,11 @@ def load_dir(root: Path, scenario_ids: Collection[str] | None = None) -> LoadRes
         labels[entry.id] = label
         result.entries.append(entry)
     known = {entry.id for entry in result.entries} | _ids_of_bad_files(root, result)
+    known |= set(known_ids)
+    evidence = evidence_root or root.parent
     good = []
     for entry in result.entries:
-        problem = _link_problem(entry, known, scenario_ids) or _run_problem(entry, root.parent)
+        problem = _link_problem(entry, known, scenario_ids) or _run_problem(entry, evidence)
         if problem:
             result.errors.append(f"{labels[entry.id]}: {problem}")
         else:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from core.errors import UsageError
+from core.kb.options import add_pack_option, open_kb_for
+from core.kb.render import USER_LABEL
 
 if TYPE_CHECKING:
     from core.kb.matcher import MatchReport
@@ -31,6 +33,7 @@ def add_parser(
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="most matches (default 5)")
     parser.add_argument("--kb", type=Path, help="a compiled .sqlite file or an entry directory")
+    add_pack_option(parser)
     return parser
 
 
@@ -86,13 +89,13 @@ def run(args: argparse.Namespace) -> int:
     """Match the input and print the ranked entries."""
     if args.top < 1:
         raise UsageError("--top must be at least 1")
-    from core.kb import match, open_kb
+    from core.kb import match
 
     text = read_input(args.file)
     if not text.strip():
         where = "standard input" if args.file == "-" else args.file
         raise UsageError(f"{where} is empty: paste an error message, traceback or log")
-    with open_kb(args.kb) as kb:
+    with open_kb_for(args) as kb:
         report = match(text, kb, top=args.top)
     if not report.matches and looks_binary(text):
         # An error inside a garbled log still matches; pure binary data is a wrong input.
@@ -102,12 +105,14 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_report(report))
+        packs = " ".join(f"--kb-extra {p}" for p in (args.kb_extra or []))
+        sys.stdout.write(render_report(report, packs))
     return 0
 
 
-def render_report(report: MatchReport) -> str:
-    """The report as a few readable lines."""
+def render_report(report: MatchReport, packs: str = "") -> str:
+    """The report as a few readable lines; `packs` are the --kb-extra options to repeat in the
+    suggested `kb show` command when the best match is the user's own entry."""
     out: list[str] = []
     confident = report.confident
     if not confident:
@@ -118,7 +123,8 @@ def render_report(report: MatchReport) -> str:
         if n == len(confident) and confident and n < len(report.matches):
             out += ["", "Weaker matches:"]
         label = "near miss" if m.role == "near_miss" else f"{m.confidence:.2f}"
-        out.append(f"{'=>' if n == 0 and m.confident else '  '} [{label}] {m.id}  {m.title}")
+        mine = f"  [{USER_LABEL}]" if m.origin == "user" else ""
+        out.append(f"{'=>' if n == 0 and m.confident else '  '} [{label}] {m.id}  {m.title}{mine}")
         for ev in m.evidence[:3]:
             repeat = f" (x{ev.count})" if ev.count > 1 else ""
             out.append(f"       line {ev.line}{repeat}: {ev.text}")
@@ -127,7 +133,8 @@ def render_report(report: MatchReport) -> str:
     if report.truncated:
         out.append("(input was long: only its end was scanned)")
     if report.matches:
-        out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}"]
+        again = f" {packs}" if packs and report.matches[0].origin == "user" else ""
+        out += ["", f"Details: cuda-clinic kb show {report.matches[0].id}{again}"]
     else:
         out.append("To look by words instead: cuda-clinic kb search WORDS (or kb list)")
     if report.root_cause:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.kb.scan import Hit, Log, SignatureIndex, find_hits, occurrences, prepare
@@ -107,6 +107,7 @@ class Match:
     note: str = ""
     role: str = "error"  # "error" | "root_cause" | "near_miss"
     signatures_hit: int = 0
+    origin: str = "bundled"  # "user": the entry comes from the user's own KB pack
 
     @property
     def confident(self) -> bool:
@@ -125,6 +126,7 @@ class Match:
             "role": self.role,
             "signatures_hit": self.signatures_hit,
             "confident": self.confident,
+            "origin": self.origin,
         }
 
 
@@ -189,6 +191,9 @@ def match(text: str, kb: KnowledgeBase, top: int = 5) -> MatchReport:
     if not ranked:
         matches = _near_misses(log, kb, min(top, 3))
     headline = ranked[0].entry_id if ranked and ranked[0].score >= CONFIDENT else None
+    users = kb.user_ids()
+    if users:  # label the user's own entries (from --kb-extra packs)
+        matches = [replace(m, origin="user") if m.id in users else m for m in matches]
     return MatchReport(
         matches=tuple(matches),
         headline=headline,

@@ -21,6 +21,8 @@ _CLAIM_LABEL = {
     "unverified": "unverified",
 }
 WIDTH = 96
+# How the user's own entries (from a --kb-extra pack) are labelled wherever they are shown.
+USER_LABEL = "your own entry"
 
 
 _ITEM = re.compile(r"(?:[-*]|\d+\.) ")
@@ -123,6 +125,7 @@ def render_entry(entry: Entry) -> str:
     """The whole entry: facts, workarounds and dead ends with verdicts, seed claims, citations."""
     lines = [entry.title, "=" * min(len(entry.title), WIDTH), ""]
     facts = [
+        ("origin", f"{USER_LABEL}: from {entry.pack}/{entry.source}" if entry.is_user else ""),
         ("id", entry.id),
         ("category", f"{entry.domain} / {entry.category}"),
         ("confidence", entry.confidence),
@@ -175,4 +178,7 @@ def render_list(entries: list[Entry]) -> str:
     if not entries:
         return "no entries\n"
     width = max(len(e.id) for e in entries)
-    return "".join(f"{e.id:<{width}}  {e.category:<13} {e.title}\n" for e in entries)
+    return "".join(
+        f"{e.id:<{width}}  {e.category:<13} {e.title}{f'  [{USER_LABEL}]' if e.is_user else ''}\n"
+        for e in entries
+    )

@@ -145,6 +145,13 @@ class Entry:
     no_wizard: str = ""  # why no wizard reproduces this entry here, in one line
     body: str = ""
     source: str = ""
+    origin: str = "bundled"  # "bundled" | "user" (from a KB pack: the user's own entry)
+    pack: str = ""  # the pack folder a user entry came from
+
+    @property
+    def is_user(self) -> bool:
+        """Whether this entry is the user's own (from a `--kb-extra` pack), not a bundled one."""
+        return self.origin == "user"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples become lists)."""

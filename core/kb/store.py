@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import sqlite3
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,8 +17,9 @@ from core.errors import KBError, UsageError
 from core.kb.build import SCHEMA_VERSION, source_digest, write_database
 from core.kb.fixes import Fix
 from core.kb.loader import default_kb_dir, load_entries
+from core.kb.packs import check_pack_dir, load_packs, pack_digest
 from core.kb.schema import Citation, Entry, SeedClaim, Workaround
-from core.paths import APP_AUTHOR, APP_NAME, resources_dir
+from core.paths import resources_dir, resources_writable, user_cache_dir
 
 _WORD = re.compile(r"\w+")
 
@@ -38,13 +41,8 @@ class SignatureRow:
 
 
 def cache_dir() -> Path:
-    """Where KB builds go when the source tree is read-only (per user, or under the data dir)."""
-    override = os.environ.get("CUDA_CLINIC_DATA_DIR")
-    if override:
-        return Path(override) / "cache"
-    from platformdirs import user_cache_path
-
-    return user_cache_path(APP_NAME, APP_AUTHOR)
+    """Where KB builds go when the resources folder is not ours to write (per user)."""
+    return user_cache_dir()
 
 
 def stored_digest(path: Path) -> str | None:
@@ -54,34 +52,58 @@ def stored_digest(path: Path) -> str | None:
     try:
         conn = _connect_ro(path)
         try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
             row = conn.execute("SELECT value FROM meta WHERE key = 'source_digest'").fetchone()
         finally:
             conn.close()
     except sqlite3.Error:
         return None
-    return str(row[0]) if row else None
+    # A file of another schema (an older build) is stale whatever its digest says.
+    return str(row[0]) if row and version == SCHEMA_VERSION else None
 
 
-def ensure_built(source: Path | None = None, force: bool = False) -> Path:
-    """Return a compiled KB that matches `source`, building it first if missing or stale."""
+def ensure_built(
+    source: Path | None = None, force: bool = False, extra: Sequence[Path] = ()
+) -> Path:
+    """Return a compiled KB that matches `source` (plus the `extra` pack folders), building it
+    first if missing or stale. Pack problems do not stop the build: they are kept in the
+    database (KnowledgeBase.pack_errors) so every command that opens it can report them."""
     source = source or default_kb_dir()
+    packs = [check_pack_dir(Path(p)) for p in extra]
     digest = source_digest(source)
-    for candidate in _candidates(source, digest):
+    if packs:
+        combined = hashlib.sha256(digest.encode())
+        for pack in packs:
+            combined.update(pack_digest(pack).encode())
+        digest = combined.hexdigest()
+    for candidate in _candidates(source, digest, bool(packs)):
         if not force and stored_digest(candidate) == digest:
             return candidate
-    for candidate in _candidates(source, digest):
+    for candidate in _candidates(source, digest, bool(packs), for_writing=True):
         if _writable(candidate):
-            write_database(load_entries(source, scenario_ids=None), candidate, digest)
+            entries = load_entries(source, scenario_ids=None)
+            meta: dict[str, str] = {}
+            if packs:
+                loaded = load_packs(packs, entries)
+                entries += loaded.entries
+                meta["pack_errors"] = json.dumps(loaded.errors)
+                meta["packs"] = json.dumps([str(p) for p in packs])
+            write_database(entries, candidate, digest, meta)
             return candidate
     raise KBError(f"{source}: field 'build': no writable place to build the knowledge base")
 
 
-def _candidates(source: Path, digest: str) -> list[Path]:
-    """`resources/kb.sqlite` for the bundled sources, then a cache file keyed by the digest."""
+def _candidates(
+    source: Path, digest: str, with_packs: bool, for_writing: bool = False
+) -> list[Path]:
+    """`resources/kb.sqlite` for the bundled sources (read anywhere, written only in a source
+    checkout), then a per-user cache file keyed by the digest."""
     keyed = cache_dir() / f"kb-{digest[:16]}.sqlite"
-    if source.resolve() == default_kb_dir().resolve():
-        return [resources_dir() / "kb.sqlite", keyed]
-    return [keyed]
+    if with_packs or source.resolve() != default_kb_dir().resolve():
+        return [keyed]
+    if for_writing and not resources_writable():
+        return [keyed]
+    return [resources_dir() / "kb.sqlite", keyed]
 
 
 def _writable(path: Path) -> bool:
@@ -102,14 +124,17 @@ def _connect_ro(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def open_kb(path: Path | str | None = None) -> KnowledgeBase:
-    """Open the KB read-only: a compiled `.sqlite` file, or an entry directory (built if stale)."""
+def open_kb(path: Path | str | None = None, extra: Sequence[Path | str] = ()) -> KnowledgeBase:
+    """Open the KB read-only: a compiled `.sqlite` file, or an entry directory (built if stale),
+    with the user's pack folders (`extra`) loaded beside it."""
     target = Path(path) if path is not None else None
     if target is not None and target.is_file():
+        if extra:
+            raise UsageError("--kb-extra needs an entry directory for --kb, not a compiled file")
         return KnowledgeBase(target)
     if target is not None and not target.exists():
         raise KBError(f"{target}: field 'path': no such knowledge base file or directory")
-    return KnowledgeBase(ensure_built(target))
+    return KnowledgeBase(ensure_built(target, extra=[Path(p) for p in extra]))
 
 
 class KnowledgeBase:
@@ -129,6 +154,7 @@ class KnowledgeBase:
             )
         self._conn.row_factory = sqlite3.Row
         self._signatures: list[SignatureRow] | None = None
+        self._user_ids: dict[str, str] | None = None
         # Derived, read-only structures keyed by their builder (e.g. the matcher's index).
         self.derived: dict[str, Any] = {}
 
@@ -147,6 +173,21 @@ class KnowledgeBase:
         return {
             row["key"]: row["value"] for row in self._conn.execute("SELECT key, value FROM meta")
         }
+
+    def pack_errors(self) -> list[str]:
+        """One line per pack file that failed to load (file and field), in load order."""
+        return [str(line) for line in json.loads(self.meta().get("pack_errors", "[]"))]
+
+    def user_ids(self) -> dict[str, str]:
+        """The user's own entries (from packs): id -> pack folder."""
+        if self._user_ids is None:
+            sql = "SELECT id, pack FROM entries WHERE origin = 'user' ORDER BY id"
+            self._user_ids = {row[0]: row[1] for row in self._conn.execute(sql)}
+        return self._user_ids
+
+    def origin(self, entry_id: str) -> str:
+        """ "user" for an entry from a pack, "bundled" otherwise."""
+        return "user" if entry_id in self.user_ids() else "bundled"
 
     def ids(self) -> list[str]:
         """Every entry id, sorted."""
@@ -302,4 +343,6 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
         no_wizard=row["no_wizard"],
         body=row["body"],
         source=row["source"],
+        origin=row["origin"],
+        pack=row["pack"],
     )

@@ -21,14 +21,16 @@ def collect(
     bench_ids: Sequence[int] | None = None,
     try_ids: Sequence[int] | None = None,
     latest: bool = True,
+    kb_extra: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Build a report from this machine: detect the env (unless given), match `error_text`,
-    attach the chosen wizard/benchmark runs (or, with `latest`, the newest ones)."""
+    attach the chosen wizard/benchmark runs (or, with `latest`, the newest ones); `kb_extra`
+    are the user's pack folders, matched too and labelled as the user's own."""
     if environment is None:
         from core.env import detect
 
         environment = detect(python, deep=deep).to_dict()
-    matches = _match(error_text) if error_text else None
+    matches = _match(error_text, kb_extra) if error_text else None
     runs, benches = _history(run_ids, bench_ids, latest and not try_ids)
     tries = _tries(try_ids or ())
     charts = [c for bench in benches for c in bench_charts(bench)]
@@ -43,10 +45,13 @@ def collect(
     )
 
 
-def _match(text: str) -> dict[str, Any]:
+def _match(text: str, kb_extra: Sequence[str] = ()) -> dict[str, Any]:
     from core.kb import match, open_kb
+    from core.kb.options import report_pack_errors
 
-    return match(text, open_kb()).to_dict()
+    with open_kb(extra=list(kb_extra)) as kb:
+        report_pack_errors(kb)
+        return match(text, kb).to_dict()
 
 
 def _tries(ids: Sequence[int]) -> list[dict[str, Any]]:

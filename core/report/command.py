@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UsageError
+from core.kb.options import add_pack_option, pack_dirs
 
 _SUFFIX_FORMATS = {
     ".json": "json",
@@ -36,6 +37,8 @@ def add_parser(
         "[--bench BENCH_ID]\n"
         "                          [--error FILE] [--no-redact] [--python PATH] [--quick] "
         "[--from REPORT.json]\n"
+        "                          [--kb-extra DIR]\n"
+        "                          [--fleet DIR|FLEET.json]\n"
         "       %(prog)s diff A.json B.json [--json]",
         description="Build the diagnostic report (environment, findings, pasted error and its "
         "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
@@ -86,6 +89,13 @@ def add_parser(
         dest="source",
         metavar="REPORT.json",
         help="re-render a saved JSON report instead of collecting a new one",
+    )
+    add_pack_option(parser)
+    parser.add_argument(
+        "--fleet",
+        metavar="DIR|FLEET.json",
+        help="add a fleet section from a folder saved by `cuda-clinic fleet` (or any folder of env "
+        "JSONs, one per node); node names become node-01, node-02, ... when redacted",
     )
     sub = parser.add_subparsers(dest="report_action", metavar="ACTION")
     diff = sub.add_parser(
@@ -162,7 +172,12 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             run_ids=[r for r in args.runs or [] if isinstance(r, int)] or None,
             try_ids=[int(r.split(":")[1]) for r in args.runs or [] if isinstance(r, str)],
             bench_ids=args.benches,
+            kb_extra=[str(p) for p in pack_dirs(args)],
         )
+    if getattr(args, "fleet", None):
+        from core.fleet.section import section_from_file
+
+        report["fleet"] = section_from_file(args.fleet)
     if args.no_redact:
         print(
             "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "

@@ -133,10 +133,11 @@ class _Html:
             out.append(
                 f"<p><b>Best match for the pasted error:</b> {_e(top.get('title'))} "
                 f"(<code>{_e(top.get('id'))}</code>, confidence "
-                f"{_e(tx.fmt(top.get('confidence')))})</p>"
+                f"{_e(tx.fmt(top.get('confidence')))}){_mine(top)}</p>"
             )
         out += [
             self.findings(report),
+            self.fleet(report),
             self.error(report),
             self.wizard(report),
             self.try_runs(report),
@@ -184,6 +185,36 @@ class _Html:
             )
         return "<h2>Findings</h2><ul>" + "".join(items) + "</ul>"
 
+    def fleet(self, report: Mapping[str, Any]) -> str:
+        fleet = report.get("fleet")
+        if not fleet:
+            return ""
+        a = fleet.get("analysis") or {}
+        out = ["<h2>Fleet</h2>", f"<p>{_e(fleet.get('headline'))}</p>"]
+        if a.get("majority"):
+            majority = tx.fleet_majority_rows(a)
+            out.append(self.table(["Majority configuration", "Value", "Nodes"], majority))
+        outliers = tx.fleet_outlier_rows(a)
+        if outliers:
+            out.append("<h3>Nodes and GPUs that differ, most relevant first</h3>")
+            out.append(self.table(["Node", "Differs in", "Node has", "Fleet has"], outliers))
+        failed = [(f["node"], f["status"], f["reason"]) for f in a.get("failed") or []]
+        if failed:
+            out.append("<h3>Nodes that gave no environment</h3>")
+            out.append(self.table(["Node", "Status", "Why"], failed))
+        same = a.get("like_majority") or []
+        if same:
+            out.append(f"<p>Like the majority ({len(same)}): {_e(', '.join(same))}</p>")
+        nodes = fleet.get("nodes") or []
+        if nodes:
+            header = ["Node", "Status", "Driver", "cuDNN", "PyTorch", "NCCL", "GPUs", "Differs"]
+            keys = ("fleet_node", "status", "driver", "cudnn", "torch", "nccl", "gpus")
+            table = [
+                [tx.fmt(n.get(k)) for k in keys] + [str(n.get("differences", 0))] for n in nodes
+            ]
+            out.append(self.fold(f"Every node ({len(nodes)})", self.table(header, table)))
+        return "\n".join(out)
+
     def error(self, report: Mapping[str, Any]) -> str:
         error = report.get("error")
         if not error:
@@ -200,7 +231,7 @@ class _Html:
             rows.append(
                 [
                     f"<code>{_e(m.get('id'))}</code>",
-                    _e(m.get("title")) + note,
+                    _e(m.get("title")) + _mine(m) + note,
                     _e(tx.fmt(m.get("confidence"))),
                     ev,
                 ]
@@ -319,3 +350,8 @@ class _Html:
             counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
             text += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
         return f'<hr><p class="muted">{_e(text)}</p>'
+
+
+def _mine(match: Mapping[str, Any]) -> str:
+    """The label of a match from the user's own KB pack ('' for a bundled entry)."""
+    return f" <i>({_e(tx.USER_ENTRY)})</i>" if match.get("origin") == "user" else ""

@@ -82,12 +82,14 @@ def _document(report: Mapping[str, Any]) -> list[_Part]:
         add(
             _Part(
                 f"\n**Best match for the pasted error:** {_inline(top.get('title'))} "
-                f"(`{top.get('id')}`, confidence {tx.fmt(top.get('confidence'))})\n"
+                f"(`{top.get('id')}`, confidence {tx.fmt(top.get('confidence'))})"
+                f"{_mine(top)}\n"
             )
         )
     for verdict in summary.get("wizard_verdicts") or []:
         add(_Part(f"\n**Wizard verdict:** {_inline(verdict)}\n"))
     _findings(report, add)
+    _fleet(report, add)
     _error(report, add)
     _wizard(report, add)
     _try(report, add)
@@ -119,6 +121,33 @@ def _findings(report: Mapping[str, Any], add: Any) -> None:
     add(_Part("\n".join(lines) + "\n"))
 
 
+def _mine(match: Mapping[str, Any]) -> str:
+    """The label of a match from the user's own KB pack ('' for a bundled entry)."""
+    return f" *({tx.USER_ENTRY})*" if match.get("origin") == "user" else ""
+
+
+def _fleet(report: Mapping[str, Any], add: Any) -> None:
+    fleet = report.get("fleet")
+    if not fleet:
+        return
+    a = fleet.get("analysis") or {}
+    add(_Part(f"\n### Fleet\n\n{_inline(fleet.get('headline'))}\n\n"))
+    if a.get("majority"):
+        rows = [[_inline(r[0]), _inline(r[1]), _inline(r[2])] for r in tx.fleet_majority_rows(a)]
+        add(_Part(_table(["Majority configuration", "Value", "Nodes"], rows)))
+    rows = [[_inline(c) for c in r] for r in tx.fleet_outlier_rows(a)]
+    if rows:
+        add(_Part("\n**Nodes and GPUs that differ, most relevant first**\n\n"))
+        add(_Part(_table(["Node", "Differs in", "Node has", "Fleet has"], rows)))
+    rows = [[_inline(f["node"]), f["status"], _inline(f["reason"])] for f in a.get("failed") or []]
+    if rows:
+        add(_Part("\n**Nodes that gave no environment**\n\n"))
+        add(_Part(_table(["Node", "Status", "Why"], rows)))
+    same = a.get("like_majority") or []
+    if same:
+        add(_Part(f"\nLike the majority ({len(same)}): {_inline(', '.join(same))}\n"))
+
+
 def _error(report: Mapping[str, Any], add: Any) -> None:
     error = report.get("error")
     if not error:
@@ -133,7 +162,7 @@ def _error(report: Mapping[str, Any], add: Any) -> None:
                 for e in (m.get("evidence") or [])[:3]
                 if isinstance(e, Mapping)
             )
-            title = _inline(m.get("title", ""))
+            title = _inline(m.get("title", "")) + _mine(m)
             if m.get("note"):
                 title += f"<br>*{_inline(m['note'])}*"
             rows.append([f"`{m.get('id')}`", title, tx.fmt(m.get("confidence")), ev])

@@ -27,6 +27,7 @@ def build_report(
     charts: Sequence[Mapping[str, Any]] = (),
     findings: Sequence[Mapping[str, Any]] = (),
     generated_at: _dt.datetime | None = None,
+    fleet: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)."""
     env = _plain(environment) if environment is not None else None
@@ -48,6 +49,8 @@ def build_report(
         "benchmarks": [_plain(b) for b in benchmarks],
         "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
     }
+    if fleet is not None:  # `core.fleet.section.fleet_section(run)`
+        report["fleet"] = _plain(fleet)
     report["summary"] = summarize(report)
     return report
 
@@ -91,7 +94,10 @@ def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not error or not error.get("matches"):
         return None
     best = max(error["matches"], key=lambda m: float(m.get("confidence", 0)))
-    return {"id": best.get("id"), "title": best.get("title"), "confidence": best.get("confidence")}
+    top = {"id": best.get("id"), "title": best.get("title"), "confidence": best.get("confidence")}
+    if best.get("origin") == "user":  # the user's own KB entry (--kb-extra), said so everywhere
+        top["origin"] = "user"
+    return top
 
 
 def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -33,6 +33,7 @@ _PRIORITY = {
     "mac-address": 7,
     "user-name": 8,
     "host-name": 8,
+    "node-name": 8,
 }
 _TOKEN_PRIORITY = 1
 _FIXED_LABELS = {"user-name": "[user]", "host-name": "[host]"}
@@ -98,6 +99,7 @@ class Secrets:
     hosts: set[str] = field(default_factory=set)
     gpu_uuids: set[str] = field(default_factory=set)
     gpu_serials: set[str] = field(default_factory=set)
+    nodes: list[str] = field(default_factory=list)  # a fleet's nodes: labelled node-01, ...
 
     @classmethod
     def from_system(cls, environ: Mapping[str, str] | None = None) -> Secrets:
@@ -133,6 +135,8 @@ class Secrets:
             self.gpu_serials.add(value)
         elif low in ("hostname", "host_name", "node_name"):
             self.hosts.add(value)
+        elif low == "fleet_node" and value not in self.nodes:
+            self.nodes.append(value)
         elif low in ("user", "username", "user_name"):
             self.user = self.user or value
         elif is_secret_name(key) and not is_trivial(value) and not _SECRET_LABEL.match(value):
@@ -177,6 +181,7 @@ def _exact_values(s: Secrets) -> dict[str, tuple[str, str]]:
     for host in s.hosts:
         if len(host) >= 2 and host.lower() not in pat.COMMON_HOSTS:
             kinds[host] = ("host-name", "")
+    kinds.update({node: ("node-name", "") for node in s.nodes if len(node) >= 2})
     return kinds
 
 
@@ -192,6 +197,17 @@ class Redactor:
         self._labels: dict[tuple[str, str], str] = {}
         self._counters: Counter[str] = Counter()
         self._exact = self._exact_pattern()
+        self._label_nodes()
+
+    def _label_nodes(self) -> None:
+        """node-01, node-02, ... in the nodes' natural order, whatever order text mentions them."""
+        nodes = sorted(
+            {n for n in self.secrets.nodes if len(n) >= 2},
+            key=lambda n: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", n)],
+        )
+        width = max(2, len(str(len(nodes))))
+        for i, node in enumerate(nodes, 1):
+            self._labels[("node-name", node)] = f"node-{i:0{width}d}"
 
     # -- labels -------------------------------------------------------------------------------
     def label(self, kind: str, value: str, name: str = "") -> str:
@@ -239,6 +255,8 @@ class Redactor:
             kind = self._exact_kinds[value][0]
             if kind in ("user-name", "host-name"):  # a whole word: never inside another name
                 alts.append(rf"(?<![\w-]){esc}(?![\w-]|\.\w)")
+            elif kind == "node-name":  # gpu07.cluster.local's gpu07 too, not gpu070
+                alts.append(rf"(?<![\w-]){esc}(?![\w-])")
             elif kind == "home-dir":
                 alts.append(rf"{esc}(?![\w.-])")
             else:

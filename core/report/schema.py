@@ -17,6 +17,8 @@ OUTCOMES = [
     "not_reproduced",
     "fixed",
     "not_fixed",
+    "located",
+    "not_located",
     "crashed",
     "timed_out",
     "skipped",
@@ -104,6 +106,31 @@ SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["id", "title", "svg", "data"],
                 "properties": {"id": _STR, "title": _STR, "svg": _STR, "data": {"type": "object"}},
+            },
+        },
+        "fleet": {
+            "description": "Optional: `cuda-clinic report --fleet DIR` (docs/fleet.md).",
+            "type": "object",
+            "required": ["headline", "nodes", "analysis"],
+            "properties": {
+                "headline": _STR,
+                "nodes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["fleet_node", "status"],
+                        "properties": {"fleet_node": _STR, "status": _STR},
+                    },
+                },
+                "analysis": {
+                    "type": "object",
+                    "required": ["majority", "outliers", "failed"],
+                    "properties": {
+                        "majority": {"type": "array"},
+                        "outliers": {"type": "array"},
+                        "failed": {"type": "array"},
+                    },
+                },
             },
         },
     },

@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.report.patterns import VERSION_WORDS
 from core.report.redact import (
     _SECRET_LABEL,
     Hit,
@@ -71,13 +72,16 @@ class _Walker:
     def _walk_dict(self, obj: Mapping[str, Any], path: JsonPath) -> dict[str, Any]:
         out: dict[str, Any] = {}
         pair_name = obj.get("name") if isinstance(obj.get("value"), str) else None
+        row = _version_row(obj)
         for raw_key, value in obj.items():
             key = self._key(str(raw_key), path)
             name = pair_name if raw_key == "value" and isinstance(pair_name, str) else key
             if isinstance(value, str) and _secret_field(name, value):
                 out[key] = self._whole(value, (*path, key), name)
             else:
-                out[key] = self.walk(value, (*path, key), key)
+                out[key] = self.walk(
+                    value, (*path, key), row if row and raw_key != "field" else key
+                )
         return out
 
     def _key(self, key: str, path: JsonPath) -> str:
@@ -105,6 +109,16 @@ class _Walker:
         self.redactions.append(
             Redaction(rid, hit.kind, label, hit.value, path, span[0], span[1], in_key=in_key)
         )
+
+
+def _version_row(obj: Mapping[str, Any]) -> str | None:
+    """'version' for a table row whose "field" names a version ({"field": "cuDNN (torch's
+    pinned wheel)", "fleet": "9.19.0.56"}): its values are versions, never IPv4 addresses."""
+    label = obj.get("field")
+    if not isinstance(label, str):
+        return None
+    bare = re.sub(r"\s*\([^)]*\)", "", label).strip()
+    return "version" if bare.lower().endswith("version") or VERSION_WORDS.search(bare) else None
 
 
 def _secret_field(name: str, value: str) -> bool:

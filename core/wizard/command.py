@@ -9,6 +9,8 @@ import textwrap
 import threading
 from typing import Any
 
+from core.kb.options import add_pack_option, add_yes_option
+
 WIDTH = 96
 
 
@@ -26,9 +28,20 @@ def add_parser(
     sub = parser.add_subparsers(dest="wizard_command", metavar="SUBCOMMAND", required=True)
     json_opt = argparse.ArgumentParser(add_help=False)
     json_opt.add_argument("--json", action="store_true", help="print JSON")
-    sub.add_parser("list", parents=[json_opt], help="list the scenarios")
+    listing = sub.add_parser(
+        "list",
+        parents=[json_opt],
+        help="list the scenarios by what they need (CPU, one GPU, two GPUs)",
+        description="List the scenarios grouped by what they need, and say why one cannot "
+        "run with the target interpreter (checked without importing torch).",
+    )
+    listing.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
     run = sub.add_parser("run", parents=[json_opt], help="run one scenario")
-    run.add_argument("id", help="scenario id (= KB entry id), e.g. cuda/rnn-dtype-mismatch")
+    run.add_argument(
+        "id",
+        help="scenario id (= KB entry id), e.g. cuda/rnn-dtype-mismatch, or the id of one of "
+        "your own entries (--kb-extra) that names a scenario",
+    )
     run.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
     run.add_argument(
         "--timeout",
@@ -37,6 +50,8 @@ def add_parser(
         help="time limit per step in seconds (default: per step)",
     )
     run.add_argument("--no-save", action="store_true", help="do not store the run in the history")
+    add_pack_option(run)
+    add_yes_option(run)
     history = sub.add_parser("history", parents=[json_opt], help="past runs, or one run in full")
     history.add_argument("run_id", nargs="?", type=int, metavar="ID", help="a run id")
     history.add_argument("--scenario", help="only runs of this scenario")
@@ -47,22 +62,39 @@ def add_parser(
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `wizard` subcommand."""
     if args.wizard_command == "list":
-        return _list(args.json)
+        return _list(args.json, args.python)
     if args.wizard_command == "history":
         return _history(args.run_id, args.scenario, args.limit, args.json)
     return _run(args)
 
 
-def _list(as_json: bool) -> int:
+def _list(as_json: bool, python: str | None = None) -> int:
+    from core.env import detect
+    from core.target import resolve_python
     from core.wizard import scenarios
+    from core.wizard.availability import Machine, grouped, why_not_here
 
-    items = [s.to_dict() for s in scenarios()]
+    machine = Machine.from_environment(detect(resolve_python(python)))
     if as_json:
+        items = []
+        for scenario in scenarios():
+            item = scenario.to_dict()
+            reason = why_not_here(scenario.requirements, machine)
+            item.update(group=scenario.requirements.group, runnable_here=reason is None)
+            item["why_not_here"] = reason
+            items.append(item)
         print(json.dumps(items, indent=2))
         return 0
-    for item in items:
-        need = "CUDA GPU" if item["requirements"]["cuda"] else "CPU or GPU"
-        print(f"{item['id']:40} {need:11} {item['title']}")
+    for group, members in grouped(scenarios()):
+        reasons = {why_not_here(s.requirements, machine) for s in members}
+        head = f"{group} ({len(members)})"
+        if len(reasons) == 1 and None not in reasons:
+            head += f" — cannot run here: {reasons.pop()}"
+        print(head)
+        for scenario in members:
+            reason = why_not_here(scenario.requirements, machine)
+            own = f"  [cannot run here: {reason}]" if reason and len(reasons) > 1 else ""
+            print(f"  {scenario.id:42} {scenario.title}{own}")
     return 0
 
 
@@ -83,7 +115,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    scenario = get_scenario(args.id)
+    scenario = get_scenario(_scenario_id(args))
     # A bad --python is one error line, not a title followed by an error.
     python = resolve_python(args.python) if args.python else None
     if not args.json:
@@ -107,6 +139,23 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(render_run(data))
     return 0
+
+
+def _scenario_id(args: argparse.Namespace) -> str:
+    """The scenario to run: `args.id`, or the one a user's pack entry names, once confirmed."""
+    from core.errors import UsageError
+    from core.kb.options import confirm_fixes, open_kb_for, pack_dirs
+
+    if not pack_dirs(args):
+        return str(args.id)
+    with open_kb_for(args) as kb:
+        if args.id not in kb.user_ids():
+            return str(args.id)
+        entry = kb.get(args.id)
+    if not entry.scenario:
+        raise UsageError(f"{entry.id} is your own entry and names no wizard scenario to run")
+    confirm_fixes([entry], args.yes, what=f"the wizard it names ({entry.scenario})")
+    return entry.scenario
 
 
 def render_run(data: dict[str, Any]) -> str:

@@ -13,6 +13,8 @@ OUTCOMES = (
     "not_reproduced",
     "fixed",
     "not_fixed",
+    "located",  # a diagnostic fix (CUDA_LAUNCH_BLOCKING=1) made the error name the failing line
+    "not_located",
     "crashed",
     "timed_out",
     "skipped",
@@ -30,6 +32,7 @@ class Requirements:
     cuda: bool = False
     min_free_mb: int = 0
     gpus: int = 0  # CUDA GPUs the scenario needs at once (2 for the NCCL wizards)
+    exclusive: bool = False  # needs the GPU to itself (fills its memory, or measures time)
 
     @property
     def group(self) -> str:
@@ -43,6 +46,7 @@ class Requirements:
             "cuda": self.cuda,
             "min_free_mb": self.min_free_mb,
             "gpus": self.gpus,
+            "exclusive": self.exclusive,
             "group": self.group,
         }
 
@@ -64,6 +68,10 @@ class Step:
     fixed_when: Predicate | None = None  # None: fixed when the step returns without error
     fixed_note: str = "the step runs without the error"
     cost_metric: str = "timing.median_ms"  # dotted path into the value; "" = no speed cost
+    kb_fix: str = ""  # the id of the KB entry's [[fixes]] item this step re-runs the repro under
+    env: Mapping[str, str] = field(default_factory=dict)  # variables set in a fresh child
+    shim: str = ""  # Python run after `import torch` in the child (a KB fix's torch switches)
+    diagnose: bool = False  # judged located / not_located instead of fixed / not_fixed
 
     @property
     def path(self) -> Path:
@@ -84,6 +92,10 @@ class Step:
             "isolated": self.isolated,
             "timeout_s": self.timeout_s,
             "fixed_note": self.fixed_note,
+            "kb_fix": self.kb_fix,
+            "env": dict(self.env),
+            "shim": self.shim,
+            "diagnose": self.diagnose,
         }
 
 
@@ -104,6 +116,7 @@ class Scenario:
     fixes_need_failure: bool = True  # skip workarounds when the repro ran cleanly
     baseline_step: str = ""  # a workaround whose speed is the baseline (else the repro's)
     seed: str = ""
+    culprit: str = "culprit"  # the step function whose frame a located error's traceback names
     summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
 
     @property

@@ -58,6 +58,26 @@ def judge(
     if is_repro or ctx.get("repro_clean"):
         # With a clean repro a variant is one more attempt to reproduce, not a fix.
         return _judge_repro(scenario, result, value, ctx)
+    if step.diagnose and step.fixed_when is not None:
+        return _judge_named(step, result, value, ctx)
+    if step.diagnose:
+        return _judge_located(scenario, result)
+    return _judge_fix(scenario, step, result, value, ctx)
+
+
+def _judge_named(
+    step: Step, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
+) -> tuple[str, str]:
+    """A diagnostic judged by what its output names (the NCCL wizards: rank and collective)."""
+    if result.status == "ok" and step.fixed_when is not None and step.fixed_when(value, ctx):
+        return "located", step.fixed_note
+    return "not_located", f"did not name {_error_line(result) or value.get('missing') or 'it'}"
+
+
+def _judge_fix(
+    scenario: Scenario, step: Step, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
+) -> tuple[str, str]:
+    """A workaround after a reproduced error: fixed, or not fixed and why."""
     if result.status == "error":
         same = _matches(scenario.signature, _full_error(result))
         return "not_fixed", "still raises the documented error" if same else (
@@ -66,6 +86,29 @@ def judge(
     if step.fixed_when is None or step.fixed_when(value, ctx):
         return "fixed", step.fixed_note
     return "not_fixed", f"runs, but not fixed by the criterion: {step.fixed_note}"
+
+
+def failing_function(result: StepResult) -> str:
+    """The innermost function of the step file in the error's traceback ('' when none)."""
+    trace = str((result.error or {}).get("traceback", ""))
+    frames = re.findall(r'File "([^"]+)", line \d+, in (\S+)', trace)
+    step_frames = [name for path, name in frames if "/steps/" in path.replace("\\", "/")]
+    return step_frames[-1] if step_frames else ""
+
+
+def _judge_located(scenario: Scenario, result: StepResult) -> tuple[str, str]:
+    """A diagnostic fix: does the error now surface in the function that caused it?"""
+    if result.status != "error":
+        return "not_located", "ran without an error, so there was nothing to locate"
+    where = failing_function(result)
+    same = _matches(scenario.signature, _full_error(result)) or _matches(
+        scenario.related_signature, _full_error(result)
+    )
+    if where == scenario.culprit:
+        kind = "the documented error" if same else f"{_error_line(result)}"
+        return "located", f"{kind} was raised in {where}(), the op that caused it"
+    shown = f"{where}()" if where else "outside the step's code"
+    return "not_located", f"the error still surfaced in {shown}, not in {scenario.culprit}()"
 
 
 def _judge_repro(
@@ -211,6 +254,8 @@ class _Session:
             on_event=forward,
             cancel=self.cancel,
             isolated=step.isolated,
+            env=dict(step.env),
+            shim=step.shim,
         )
         outcome, note = judge(self.scenario, step, kind == "repro", result, self.ctx)
         record = _record(step, kind, outcome, note, result)

@@ -48,6 +48,8 @@ def _claims(scenario: Scenario, records: list[dict[str, Any]]) -> list[dict[str,
         holds: bool | None = None
         if step.claim_fixes is not None and measured in ("fixed", "not_fixed"):
             holds = (measured == "fixed") == step.claim_fixes
+        elif step.claim_fixes is not None and measured in ("located", "not_located"):
+            holds = (measured == "located") == step.claim_fixes
         claims.append(
             {
                 "step": step.name,
@@ -134,7 +136,12 @@ def build_verdict(
     other = [
         {"step": r["name"], "outcome": r["outcome"], "note": r["note"]}
         for r in rest
-        if r["outcome"] not in ("fixed", "not_fixed")
+        if r["outcome"] not in ("fixed", "not_fixed", "located", "not_located")
+    ]
+    located = [
+        {"step": r["name"], "title": r["title"], "note": r["note"]}
+        for r in rest
+        if r["outcome"] == "located"
     ]
     recommendations = list(extras.get("recommendations") or [])
     if not recommendations and fixes:
@@ -142,6 +149,8 @@ def build_verdict(
         code = best["snippet"].splitlines()[0] if best["snippet"] else ""
         recommendations = [f"{best['title']}: {code}" if code else best["title"]]
     summary = _summary(repro, rest, fixes, failed)
+    if located and repro["outcome"] == "reproduced":
+        summary += " Located the failing line with: " + ", ".join(x["step"] for x in located) + "."
     if extras.get("summary"):
         summary = str(extras["summary"])
     return {
@@ -156,6 +165,12 @@ def build_verdict(
             if r["outcome"] == "not_fixed"
         ],
         "other": other,
+        "located": located,
+        "not_located": [
+            {"step": r["name"], "title": r["title"], "note": r["note"]}
+            for r in rest
+            if r["outcome"] == "not_located"
+        ],
         "claims": _claims(scenario, records),
         "recommendations": recommendations,
     }

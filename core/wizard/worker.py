@@ -284,19 +284,26 @@ class Worker:
         cancel: threading.Event | None = None,
         *,
         isolated: bool = False,
+        env: dict[str, str] | None = None,
+        shim: str = "",
     ) -> StepResult:
         """Run `function(params, emit)` from the step file `file` in the child.
 
         `isolated=True` runs the step in a fresh child that is retired afterwards (for steps
         that need a process where nothing touched the GPU yet, or that leave global state).
+        `env` adds environment variables to that fresh child (a KB fix such as
+        CUDA_LAUNCH_BLOCKING=1; an empty value is set as empty, not removed); `shim` is Python
+        run after `import torch` in the child before the step (a KB fix's torch switches).
+        Either one implies `isolated`.
         """
         if cancel is not None and cancel.is_set():
             return StepResult(status="cancelled")
+        isolated = isolated or bool(env) or bool(shim)
         if isolated:
             self._retire()
         if self._child is None or not self._child.alive:
             self._retire()
-            self._child = _Child(self.python, self.env, self.log_limit)
+            self._child = _Child(self.python, {**self.env, **(env or {})}, self.log_limit)
         child = self._child
         self._next_id += 1
         request_id = self._next_id
@@ -308,6 +315,7 @@ class Worker:
             "file": str(Path(file).resolve()),
             "function": function,
             "params": params,
+            "shim": shim,
             # The child prints every thread's stack shortly before we kill it on timeout.
             "hang_dump_s": max(timeout - KILL_GRACE_S, timeout * 0.8),
         }

@@ -176,6 +176,11 @@ def run_request(request: dict[str, Any], loader: StepLoader, channel: Channel) -
     result: dict[str, Any] = {"type": "result", "id": req_id}
     poisoned = False
     try:
+        shim = request.get("shim")
+        if shim:  # a KB fix's torch switches, applied before the step as the user would
+            import torch
+
+            exec(compile(str(shim), "<kb-fix shim>", "exec"), {"torch": torch})
         func = loader.function(str(request["file"]), str(request["function"]))
         start = time.perf_counter()
         value = func(dict(request.get("params") or {}), emit)

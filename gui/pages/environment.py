@@ -22,14 +22,19 @@ from PySide6.QtWidgets import (
 
 from core.env import Environment, detect
 from core.env.runner import CheckCancelledError
-from core.env.saved import SavedEnvironment, load_saved
+from core.env.saved import SavedEnvironment, load_saved, rederive
 from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.widgets import env_cards
 from gui.widgets.cards import FindingBox
 from gui.widgets.interpreter import InterpreterPicker
 
-_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+def _open_saved(path: str) -> SavedEnvironment:
+    """A saved environment with its findings derived again by this version's checks."""
+    saved = load_saved(path)
+    rederive(saved)
+    return saved
 
 
 class EnvironmentPage(Page):
@@ -151,7 +156,7 @@ class EnvironmentPage(Page):
             self._cancel.set()
         self._opening = path
         self.state_label.setText(f"Opening {path} …")
-        self.ctx.tasks.run(lambda: load_saved(path), self._on_loaded, self._on_open_failed)
+        self.ctx.tasks.run(lambda: _open_saved(path), self._on_loaded, self._on_open_failed)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
         """Accept a dragged local file."""
@@ -318,8 +323,19 @@ class EnvironmentPage(Page):
         self._clear()
         colors = self.ctx.theme.colors
         self.content_layout.addWidget(label("Findings", "h2"))
-        findings = sorted(env.findings, key=lambda f: _ORDER.get(f.severity, 3))
-        self.finding_boxes = [FindingBox(f.severity, f.message, f.action, colors) for f in findings]
+        findings = list(env.findings)  # already root cause first (core.env.rootcause)
+        self.finding_boxes = [
+            FindingBox(
+                f.severity,
+                f.message,
+                f.action,
+                colors,
+                evidence=f.evidence,
+                command=f.command,
+                kb=f.kb,
+            )
+            for f in findings
+        ]
         if not findings:
             self.finding_boxes = [
                 FindingBox(

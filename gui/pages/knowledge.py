@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -27,8 +30,11 @@ from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
 SEARCH_DELAY_MS = 180
 
 
-def _load_all(kb: KnowledgeBase) -> list[Entry]:
-    return kb.entries()
+USER_LABEL = "your own entry"  # as core/kb/render.py labels pack entries
+
+
+def _load_all(kb: KnowledgeBase) -> tuple[list[Entry], list[str]]:
+    return kb.entries(), kb.pack_errors()
 
 
 class KnowledgePage(Page):
@@ -48,6 +54,8 @@ class KnowledgePage(Page):
         self.current: Entry | None = None
         self.runs: list[dict[str, Any]] | None = None
         self._pending_select: str | None = None
+        self.pack_errors: list[str] = []
+        self.confirm_box: QMessageBox | None = None
         self._loaded = False
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
@@ -83,7 +91,7 @@ class KnowledgePage(Page):
         self.wizard_only = QCheckBox("Only entries with a fix wizard")
         self.wizard_only.toggled.connect(lambda _on: self._fill_list())
         column.addWidget(self.wizard_only)
-        self.count_label = label("", "muted")
+        self.count_label = label("", "muted", wrap=True)
         column.addWidget(self.count_label)
         self.list = QListWidget()
         self.list.setItemDelegate(TwoLineDelegate(self.list))
@@ -91,6 +99,19 @@ class KnowledgePage(Page):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._on_current_item_changed)
         column.addWidget(self.list, 1)
+        packs = QHBoxLayout()
+        self.pack_button = QPushButton("Your own entries…")
+        self.pack_button.setToolTip(
+            "Load a folder of your own entry files (same format as the bundled ones) beside "
+            "the bundled knowledge base; they are labelled as your own"
+        )
+        self.pack_button.clicked.connect(self._on_choose_pack)
+        packs.addWidget(self.pack_button, 1)
+        self.pack_clear = QPushButton("Stop loading them")
+        self.pack_clear.clicked.connect(lambda: self.use_pack(None))
+        packs.addWidget(self.pack_clear)
+        column.addLayout(packs)
+        self._show_pack_folder()
         return side
 
     def _build_entry_side(self) -> QWidget:
@@ -128,7 +149,8 @@ class KnowledgePage(Page):
             self.select(self._pending_select)
 
     def refresh(self) -> None:
-        """Reload the entries."""
+        """Reload the entries (your own entry files are read again: edits show up)."""
+        self.ctx.data.set_kb_extra(self.ctx.data.kb_extra)
         self._loaded = False
         self._pending_select = self.current.id if self.current else None
         self.activate()
@@ -165,8 +187,31 @@ class KnowledgePage(Page):
                 return row
         return None
 
-    def _on_loaded(self, entries: list[Entry]) -> None:
+    def use_pack(self, folder: str | None) -> None:
+        """Load the user's entry files from `folder` (None: stop), remember it, reload."""
+        self.ctx.settings.set_kb_extra_dir(folder)
+        self.ctx.data.set_kb_extra([folder] if folder else [])
+        self._show_pack_folder()
+        self.refresh()
+
+    def _show_pack_folder(self) -> None:
+        folder = self.ctx.data.kb_extra[0] if self.ctx.data.kb_extra else None
+        self.pack_button.setText(
+            f"Your own entries: {Path(folder).name}" if folder else "Your own entries…"
+        )
+        self.pack_clear.setVisible(bool(folder))
+
+    def _on_choose_pack(self) -> None:
+        start = self.ctx.settings.last_dir("kb_pack") or str(Path.home())
+        folder = QFileDialog.getExistingDirectory(self, "Folder of your own entry files", start)
+        if folder:
+            self.ctx.settings.set_last_dir("kb_pack", folder)
+            self.use_pack(folder)
+
+    def _on_loaded(self, loaded: tuple[list[Entry], list[str]]) -> None:
         self.end_busy()
+        entries, errors = loaded
+        self.pack_errors = self.ctx.data.pack_problems + errors
         self.entries = {e.id: e for e in entries}
         for box, values in (
             (self.domain_box, sorted({e.domain for e in entries})),
@@ -232,12 +277,20 @@ class KnowledgePage(Page):
             item = QListWidgetItem(entry.title)
             item.setData(Qt.ItemDataRole.UserRole, entry.id)
             wizard = " · fix wizard" if entry.scenario else ""
-            item.setData(SUBTITLE_ROLE, f"{entry.id} · {entry.category}{wizard}")
+            mine = f" · {USER_LABEL}" if entry.is_user else ""
+            item.setData(SUBTITLE_ROLE, f"{entry.id} · {entry.category}{wizard}{mine}")
             item.setToolTip(entry.summary)
             self.list.addItem(item)
         self.list.blockSignals(False)
         total = len(self.entries)
-        self.count_label.setText(f"{self.list.count()} of {total} entries")
+        count = f"{self.list.count()} of {total} entries"
+        own = sum(1 for e in self.entries.values() if e.is_user)
+        if own:
+            count += f", {own} of them your own"
+        if self.pack_errors:
+            count += f"; {len(self.pack_errors)} of your files skipped (hover for why)"
+        self.count_label.setText(count)
+        self.count_label.setToolTip("\n".join(self.pack_errors))
         row = self._row_of(keep) if keep else None
         if row is not None:
             self.list.blockSignals(True)
@@ -268,11 +321,42 @@ class KnowledgePage(Page):
             return
         self.entry_title.setText(entry.title)
         meta = [entry.id, entry.domain, entry.category, f"confidence: {entry.confidence}"]
+        if entry.is_user:
+            meta.insert(0, f"{USER_LABEL.capitalize()} (from {entry.pack}/{entry.source})")
         self.entry_meta.setText("  ·  ".join(meta))
         self.wizard_button.setVisible(bool(entry.scenario))
         runs = self.runs if entry.scenario else None
         self.view.show_entry(entry, self.ctx.theme.colors, runs)
 
     def _on_run_wizard(self) -> None:
-        if self.current is not None and self.current.scenario:
-            self.navigate.emit("wizard", self.current.scenario)
+        entry = self.current
+        if entry is None or not entry.scenario:
+            return
+        if entry.is_user:
+            self._confirm_user_wizard(entry)
+        else:
+            self.navigate.emit("wizard", entry.scenario)
+
+    def _confirm_user_wizard(self, entry: Entry) -> None:
+        """A wizard named by the user's own entry runs only after the user says yes."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Run a wizard from your own entry?",
+            f"{entry.id} is your own entry ({entry.pack}/{entry.source}), not one CUDA Clinic "
+            f"ships. It names the wizard {entry.scenario}, which runs code on this machine.\n\n"
+            "Run it?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            self,
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        scenario = entry.scenario
+
+        def on_finished(result: int) -> None:
+            if result == QMessageBox.StandardButton.Yes:
+                self.navigate.emit("wizard", scenario)
+            else:
+                self.status.emit(f"The wizard of {entry.id} was not run.")
+
+        box.finished.connect(on_finished)
+        self.confirm_box = box
+        box.open()

@@ -35,10 +35,17 @@ Built = tuple[dict[str, Any], list[Redaction]]
 
 
 def _build(
-    python: str | None, deep: bool, error_text: str | None, run_ids: list[int] | None
+    python: str | None,
+    deep: bool,
+    error_text: str | None,
+    run_ids: list[int] | None,
+    kb_extra: list[str] | None = None,
 ) -> Built:
-    """Collect the report from this machine and redact it (seconds: env detection runs)."""
-    report = collect(python=python, deep=deep, error_text=error_text, run_ids=run_ids)
+    """Collect the report from this machine and redact it (seconds: env detection runs);
+    `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's own."""
+    report = collect(
+        python=python, deep=deep, error_text=error_text, run_ids=run_ids, kb_extra=kb_extra or []
+    )
     return redact(report)
 
 
@@ -127,12 +134,13 @@ class ReportPage(Page):
         deep = self.deep.isChecked()
         text = self.error_box.toPlainText().strip() or None
         run_ids = self.run_ids
+        packs = self.ctx.data.kb_extra
         self.build_button.setEnabled(False)
         self.export_button.setEnabled(False)
         self.count_label.setText("Collecting the environment and runs …")
         self.begin_busy()
         self.ctx.tasks.run(
-            lambda: _build(python, deep, text, run_ids), self._on_built, self._on_failed
+            lambda: _build(python, deep, text, run_ids, packs), self._on_built, self._on_failed
         )
 
     def _on_built(self, built: Built) -> None:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from core.env import Environment, detect
 from core.kb import Entry
 from core.wizard import get_scenario, run_wizard, scenarios
+from core.wizard.availability import Machine, grouped, why_not_here
 from core.wizard.model import Scenario
 from gui.charts import ChartView
 from gui.context import AppContext
@@ -44,6 +45,13 @@ from gui.widgets.wizard_view import (
 )
 
 WHAT, MACHINE, REPRODUCE, WORKAROUNDS, RESULTS, RECOMMEND = range(6)
+
+
+GROUP_NOTES = {
+    "CPU": "runs on any machine with torch",
+    "one GPU": "needs one CUDA GPU",
+    "2 GPUs": "needs two CUDA GPUs at once",
+}
 
 
 def _pane(*widgets: QWidget, stretch: int | None = -1) -> QWidget:
@@ -115,13 +123,18 @@ class WizardPage(Page):
         column.addWidget(label("Scenarios", "h2"))
         self.scenario_list = QListWidget()
         self.scenario_list.setItemDelegate(TwoLineDelegate(self.scenario_list))
-        for scenario in scenarios():
-            item = QListWidgetItem(scenario.title)
-            item.setData(Qt.ItemDataRole.UserRole, scenario.id)
-            needs = "needs a CUDA GPU" if scenario.requirements.cuda else "runs on CPU or GPU"
-            item.setData(SUBTITLE_ROLE, f"{scenario.id} · {needs}")
-            item.setToolTip(scenario.summary)
-            self.scenario_list.addItem(item)
+        # Grouped by what a scenario needs; a header row is not selectable.
+        for group, members in grouped(scenarios()):
+            header = QListWidgetItem(f"{group} ({len(members)})")
+            header.setFlags(Qt.ItemFlag.NoItemFlags)
+            header.setData(SUBTITLE_ROLE, GROUP_NOTES.get(group, "several GPUs at once"))
+            self.scenario_list.addItem(header)
+            for scenario in members:
+                item = QListWidgetItem(scenario.title)
+                item.setData(Qt.ItemDataRole.UserRole, scenario.id)
+                item.setData(SUBTITLE_ROLE, f"{scenario.id} · needs {group}")
+                item.setToolTip(scenario.summary)
+                self.scenario_list.addItem(item)
         self.scenario_list.currentItemChanged.connect(self._on_scenario_chosen)
         column.addWidget(self.scenario_list, 3)
         column.addWidget(label("Past runs on this machine", "h2"))
@@ -209,8 +222,11 @@ class WizardPage(Page):
         """`arg` is a scenario id (from the KB or Diagnose page) to open."""
         if isinstance(arg, str):
             self.select(arg)
-        elif self.scenario is None and self.scenario_list.count():
-            self.scenario_list.setCurrentRow(0)
+        elif self.scenario is None:
+            for row in range(self.scenario_list.count()):
+                if self.scenario_list.item(row).data(Qt.ItemDataRole.UserRole):
+                    self.scenario_list.setCurrentRow(row)
+                    return
 
     def select(self, scenario_id: str) -> None:
         """Open scenario `scenario_id` at its first step."""
@@ -239,6 +255,8 @@ class WizardPage(Page):
     def _on_scenario_chosen(self, item: QListWidgetItem | None, _old: object) -> None:
         if item is None or (self.task is not None and self.task.is_running()):
             return
+        if not item.data(Qt.ItemDataRole.UserRole):
+            return  # a group header
         self.scenario = get_scenario(str(item.data(Qt.ItemDataRole.UserRole)))
         self.run = None
         self.run_button.setText("Run on this machine")  # "Re-run" belongs to the last scenario
@@ -280,8 +298,23 @@ class WizardPage(Page):
         self.machine.add_row("Checking", "reading driver, GPUs and torch (no torch import) …")
         self.ctx.tasks.run(lambda: detect(python), self._on_machine, self._on_machine_failed)
 
+    def _mark_runnable(self, env: Environment) -> None:
+        """Each scenario's second line: can it run with this interpreter, and if not, why."""
+        machine = Machine.from_environment(env)
+        for row in range(self.scenario_list.count()):
+            item = self.scenario_list.item(row)
+            scenario_id = item.data(Qt.ItemDataRole.UserRole)
+            if not scenario_id:
+                continue
+            scenario = get_scenario(str(scenario_id))
+            reason = why_not_here(scenario.requirements, machine)
+            state = "runs here" if reason is None else f"cannot run here: {reason}"
+            item.setData(SUBTITLE_ROLE, f"{scenario.id} · {state}")
+            item.setToolTip(f"{scenario.summary}\n\n{state[0].upper()}{state[1:]}.")
+
     def _on_machine(self, env: Environment) -> None:
         self.env = env
+        self._mark_runnable(env)
         s = self.scenario
         if s is None:
             return

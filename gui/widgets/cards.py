@@ -25,6 +25,8 @@ VERDICT_TEXT = {
     "wrong": "wrong",
     "fixed": "fixed",
     "not_fixed": "not fixed",
+    "located": "located",
+    "not_located": "not located",
     "reproduced": "reproduced",
     "not_reproduced": "not reproduced",
     "crashed": "crashed",
@@ -73,10 +75,22 @@ class Badge(QLabel):
 
 
 class FindingBox(QFrame):
-    """One finding: severity colour, a one-sentence message and what to do about it."""
+    """One finding: severity colour, a one-sentence message and what to do about it.
+
+    Optionally torch's own words (verbatim, selectable), the KB entry they match, and the
+    exact fix command in a code block with a Copy button.
+    """
 
     def __init__(
-        self, severity: str, message: str, action: str = "", colors: Colors = LIGHT
+        self,
+        severity: str,
+        message: str,
+        action: str = "",
+        colors: Colors = LIGHT,
+        *,
+        evidence: str = "",
+        command: str = "",
+        kb: str = "",
     ) -> None:
         super().__init__()
         self.setProperty("severity", severity if severity in ("error", "warning", "info") else "ok")
@@ -100,6 +114,26 @@ class FindingBox(QFrame):
         self.action.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.action.setVisible(bool(action))
         column.addWidget(self.action)
+        self.evidence: QLabel | None = None
+        self.kb: QLabel | None = None
+        self.command: QWidget | None = None
+        if evidence:
+            from PySide6.QtGui import QFontDatabase
+
+            self.evidence = QLabel(f"torch says: {evidence}")
+            self.evidence.setWordWrap(True)
+            self.evidence.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            self.evidence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            column.addWidget(self.evidence)
+        if kb:
+            self.kb = QLabel(f"Known error: {kb} (see the Knowledge page)")
+            self.kb.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            column.addWidget(self.kb)
+        if command:
+            from gui.widgets.code import CodeBlock
+
+            self.command = CodeBlock(command, max_lines=3)
+            column.addWidget(self.command)
         row.addLayout(column, 1)
 
 

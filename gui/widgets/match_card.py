@@ -38,16 +38,24 @@ class MatchCard(Card):
     run_wizard = Signal(str)
     show_line = Signal(int)
 
-    def __init__(self, rank: int, match: Match, scenario: str, colors: Colors) -> None:
-        super().__init__()
-        self.match = match
+    def _head(self, rank: int, match: Match, colors: Colors) -> QHBoxLayout:
+        """Title, role badge, and a badge on the user's own entries (from a KB pack)."""
         head = QHBoxLayout()
         title = QLabel(f"<b>{rank}. {soft_wrap(match.title, 40)}</b>")
         title.setWordWrap(True)
         head.addWidget(title, 1)
         role_kind = {"root_cause": "warning", "near_miss": "unverified"}.get(match.role, "info")
         head.addWidget(Badge(role_kind, ROLE_TEXT.get(match.role, match.role), colors))
-        self.layout_.addLayout(head)
+        self.mine: Badge | None = None
+        if match.origin == "user":
+            self.mine = Badge("unverified", "your own entry", colors)
+            head.addWidget(self.mine)
+        return head
+
+    def __init__(self, rank: int, match: Match, scenario: str, colors: Colors) -> None:
+        super().__init__()
+        self.match = match
+        self.layout_.addLayout(self._head(rank, match, colors))
         meter = QHBoxLayout()
         self.confidence = QProgressBar()
         self.confidence.setRange(0, 100)

@@ -116,3 +116,15 @@ def test_cli_deep_exit_code_matches_findings() -> None:
     has_error = any(f["severity"] == "error" for f in data["findings"])
     assert proc.returncode == (1 if has_error else 0), proc.stderr
     assert data["cudnn"]["loaded_from"]
+
+
+def test_deep_reads_each_loaded_library_version_from_its_own_file() -> None:
+    """Every mapped cuDNN file carries a version read from that file, the core's matching torch."""
+    env = detect(deep=True)
+    assert env.torch.first_op is not None and env.torch.first_op.ok, env.torch.errors
+    cudnn_files = [lib for lib in env.loaded_libraries if (lib.family or "").startswith("cudnn")]
+    assert cudnn_files and all(lib.version for lib in cudnn_files), cudnn_files
+    core = [lib for lib in cudnn_files if lib.family == "cudnn"]
+    assert core and core[0].version == decode_cudnn(torch.backends.cudnn.version())
+    assert env.cudnn.version_source in ("symbol", "file-name")
+    assert env.torch.cudnn_runtime and env.torch.cudnn_compile

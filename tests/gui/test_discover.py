@@ -47,3 +47,27 @@ def test_picker_elides_a_long_recent_path_and_keeps_it_whole_in_the_tooltip(qtbo
     assert "…" in text and picker.combo.fontMetrics().horizontalAdvance(text) <= 300
     assert picker.combo.itemData(row, Qt.ItemDataRole.ToolTipRole) == long_path
     qtbot.wait_until(lambda: bool(picker.found), timeout=10000)
+
+
+def _venv_like(folder: Path) -> Path:
+    exe = _python(folder)
+    (folder / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return exe
+
+
+def test_project_venvs_are_found_to_a_bounded_depth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    near = _venv_like(tmp_path / "code" / "team" / "tagger" / ".venv")
+    too_deep = _venv_like(tmp_path / "a" / "b" / "c" / "d" / ".venv")
+    hidden = _venv_like(tmp_path / "proj" / "node_modules" / "x" / ".venv")
+    active = _venv_like(tmp_path / "elsewhere" / "current")
+    monkeypatch.setenv("VIRTUAL_ENV", str(active.parent.parent))
+    found = {f.python: f for f in discover(home=tmp_path, cwd=tmp_path)}
+    assert found[str(near)].label == "tagger/.venv (venv)"
+    assert str(too_deep) not in found and str(hidden) not in found
+    # The activated environment is offered as such, right after the app's own.
+    assert found[str(active)].kind == "active"
+    assert list(found)[1] == str(active)

@@ -158,3 +158,25 @@ def test_a_file_that_is_not_an_environment_gets_one_sentence(
     qtbot.wait_until(lambda: bool(ctx.errors.open_dialogs), timeout=10_000)
     assert "not an environment JSON" in ctx.errors.open_dialogs[0].text()
     assert page.loaded is None and not ctx.errors.unexpected
+
+
+def test_a_broken_stack_shows_torchs_words_and_a_copyable_fix_command(
+    qtbot, ctx: AppContext
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    fixture = DATA / "broken" / "ld-preload-system-cudnn.json"
+    if not fixture.exists():
+        fixture = DATA / "broken" / "derived" / "ld-preload-system-cudnn.json"
+    page = EnvironmentPage(ctx)
+    qtbot.addWidget(page)
+    page.show()
+    page.open_file(str(fixture))
+    qtbot.wait_until(lambda: page.loaded is not None, timeout=10_000)
+    first = page.finding_boxes[0]
+    assert first.evidence is not None
+    assert "cuDNN version incompatibility" in first.evidence.text()
+    assert first.kb is not None and "cuda/cudnn-version-incompatible" in first.kb.text()
+    assert first.command is not None
+    first.command.copy_button.click()
+    assert QGuiApplication.clipboard().text() == "unset LD_PRELOAD"

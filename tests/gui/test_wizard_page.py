@@ -125,3 +125,32 @@ def test_cuda_only_scenario_is_skipped_without_ticks_or_refuted_claims(
     assert page.run_button.text() == "Re-run"
     page.select(SCENARIO)
     assert page.run_button.text() == "Run on this machine"
+
+
+def test_scenarios_are_grouped_by_need_and_say_why_they_cannot_run_here(
+    qtbot, ctx: AppContext
+) -> None:
+    """Group headers (CPU, one GPU) are not selectable; after the machine check every GPU
+    scenario's second line says why it cannot run with this CPU-only torch."""
+    from PySide6.QtCore import Qt
+
+    from gui.widgets.two_line import SUBTITLE_ROLE
+
+    page = _page(qtbot, ctx)
+    rows = [page.scenario_list.item(r) for r in range(page.scenario_list.count())]
+    headers = [item.text() for item in rows if not item.data(Qt.ItemDataRole.UserRole)]
+    assert headers[0].startswith("CPU (") and headers[1].startswith("one GPU (")
+    assert all(
+        not (item.flags() & Qt.ItemFlag.ItemIsSelectable)
+        for item in rows
+        if not item.data(Qt.ItemDataRole.UserRole)
+    )
+    page.select("cuda/device-side-assert")
+    gpu_item = next(
+        i for i in rows if i.data(Qt.ItemDataRole.UserRole) == "cuda/device-side-assert"
+    )
+    qtbot.wait_until(lambda: "here" in str(gpu_item.data(SUBTITLE_ROLE)), timeout=60000)
+    assert "cannot run here: needs a CUDA GPU" in gpu_item.data(SUBTITLE_ROLE)
+    cpu_item = next(i for i in rows if i.data(Qt.ItemDataRole.UserRole) == SCENARIO)
+    assert cpu_item.data(SUBTITLE_ROLE).endswith("· runs here")
+    assert page.scenario is not None and page.scenario.id == "cuda/device-side-assert"

@@ -1,4 +1,10 @@
-"""Deep probe: imports torch, runs a tiny conv, matmul and LSTM per GPU, reads what got loaded.
+"""Deep probe: imports torch, runs a tiny conv FIRST, then matmul and LSTM, reads what got loaded.
+
+The first thing after `import torch` is a tiny conv on cuda:0, as a user's first model would do:
+asking torch for cuDNN's version first would consume torch's one-time cuDNN version check and
+let the conv pass where the user's program fails. Every exception torch raises is kept verbatim
+(type and full message) under `errors`, with the stage it came from. Which library files were
+really mapped, and their versions, come from /proc/self/maps after the ops (libmaps.py).
 
 Run by path in the target interpreter. It prints one JSON object on the stdout it started with;
 anything torch or a library prints goes to stderr instead, so the JSON stays parseable. Before
@@ -11,7 +17,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import sys
 import time
 import traceback
@@ -21,11 +26,6 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or ".") == HERE:
     del sys.path[0]
-
-LOADED_LIB = re.compile(
-    r"^lib(cudnn\w*|cublas\w*|cudart|nccl|cuda|nvrtc\w*|nvJitLink|cufft\w*|cusparse\w*"
-    r"|curand|cusolver\w*|nvToolsExt|cupti)\.so"
-)
 
 
 def stage(name: str) -> None:
@@ -40,41 +40,27 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
 
 
-def loaded_libraries() -> list[dict[str, Any]]:
-    """CUDA-stack shared libraries mapped into this process, from /proc/self/maps."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return []
-    seen: list[str] = []
-    for line in lines:
-        parts = line.split(None, 5)
-        if len(parts) == 6 and parts[5].startswith("/"):
-            path = parts[5].strip()
-            if LOADED_LIB.match(os.path.basename(path)) and path not in seen:
-                seen.append(path)
-    out = []
-    for path in seen:
-        name = os.path.basename(path)
-        family = LOADED_LIB.match(name)
-        out.append(
-            {
-                "path": path,
-                "name": name,
-                "directory": os.path.dirname(path),
-                "family": family.group(1) if family else None,
-            }
-        )
-    return out
+MAX_MESSAGE = 4000
+ERRORS: list[dict[str, Any]] = []
 
 
-def _libversion() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "_clinic_libversion", os.path.join(HERE, "libversion.py")
+def keep_error(stage_name: str, exc: BaseException) -> None:
+    """Keep torch's own words: the exception's type and its whole message, verbatim."""
+    ERRORS.append(
+        {
+            "stage": stage_name,
+            "type": type(exc).__name__,
+            "message": str(exc).strip()[:MAX_MESSAGE],
+        }
     )
+
+
+def _sibling(name: str) -> Any:
+    """Import probe script `name` from this folder (the probe runs by path, not as a package)."""
+    path = os.path.join(HERE, f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_clinic_{name}", path)
     if spec is None or spec.loader is None:
-        raise ImportError("libversion.py not found beside the probe")
+        raise ImportError(f"{name}.py not found beside the probe")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -107,6 +93,7 @@ def device_checks(torch: Any, index: int) -> list[dict[str, Any]]:
             torch.cuda.synchronize(device)
             results.append({"device": f"cuda:{index}", "op": name, "ok": True, "error": None})
         except Exception as exc:  # a failing op is the finding, not a probe failure
+            keep_error(f"{name} on cuda:{index}", exc)
             results.append(
                 {"device": f"cuda:{index}", "op": name, "ok": False, "error": error_text(exc)}
             )
@@ -139,17 +126,67 @@ def _xnnpack() -> bool:
     return bool(torch.backends.xnnpack.enabled)  # type: ignore[attr-defined]
 
 
+def first_conv(torch: Any) -> dict[str, Any]:
+    """The user's first model in miniature: a conv on cuda:0 before anything else touches cuDNN."""
+    stage("first conv on cuda:0")
+    t0 = time.perf_counter()
+    result: dict[str, Any] = {"device": "cuda:0", "op": "first-conv", "ok": True, "error": None}
+    try:
+        x = torch.randn(2, 3, 16, 16, device="cuda:0")
+        w = torch.randn(4, 3, 3, 3, device="cuda:0")
+        torch.nn.functional.conv2d(x, w, padding=1).sum().item()
+        torch.cuda.synchronize(0)
+    except Exception as exc:
+        keep_error("first conv on cuda:0", exc)
+        result.update(ok=False, error=error_text(exc))
+    result["seconds"] = round(time.perf_counter() - t0, 4)
+    return result
+
+
+def _cudnn_versions(torch: Any) -> dict[str, Any]:
+    """What torch was compiled against and what the cuDNN it loaded says (no version check)."""
+    cudnn = getattr(torch._C, "_cudnn", None)
+    if cudnn is None:
+        return {}
+    out: dict[str, Any] = {}
+    names = (("cudnn_runtime", "getRuntimeVersion"), ("cudnn_compile", "getCompileVersion"))
+    for key, name in names:
+        try:
+            out[key] = ".".join(str(v) for v in getattr(cudnn, name)())
+        except Exception as exc:
+            out[key] = None
+            keep_error(key, exc)
+    return out
+
+
 def torch_section(torch: Any, out: dict[str, Any]) -> None:
-    """Versions, build flags, devices and the tiny ops; each guarded."""
+    """Versions, CUDA init, the first conv, then build flags, devices and the tiny ops."""
     out["version"] = getattr(torch, "__version__", None)
     out["file"] = getattr(torch, "__file__", None)
     version = getattr(torch, "version", None)
     out["cuda"] = getattr(version, "cuda", None)
     out["hip"] = getattr(version, "hip", None)
     out["debug"] = getattr(version, "debug", None)
+    for key, fn in (
+        ("is_available", lambda: bool(torch.cuda.is_available())),
+        ("device_count", lambda: int(torch.cuda.device_count())),
+    ):
+        stage(key)
+        try:
+            out[key] = fn()
+        except Exception as exc:
+            out[key] = None
+            out.setdefault("errors", {})[key] = error_text(exc)
+            keep_error(key, exc)
+    if out.get("is_available"):
+        stage("cuda init")
+        try:
+            torch.cuda.init()
+        except Exception as exc:
+            out.setdefault("errors", {})["cuda_init"] = error_text(exc)
+            keep_error("cuda init", exc)
+        out["first_op"] = first_conv(torch)
     guarded = {
-        "is_available": lambda: bool(torch.cuda.is_available()),
-        "device_count": lambda: int(torch.cuda.device_count()),
         "arch_list": lambda: list(torch.cuda.get_arch_list()),
         "cudnn_available": lambda: bool(torch.backends.cudnn.is_available()),
         "cudnn_version_int": lambda: torch.backends.cudnn.version(),  # noqa: PLW0108
@@ -165,12 +202,17 @@ def torch_section(torch: Any, out: dict[str, Any]) -> None:
         except Exception as exc:
             out[key] = None
             out.setdefault("errors", {})[key] = error_text(exc)
+            keep_error(key, exc)
+    if out["cuda"]:
+        stage("cudnn versions")
+        out.update(_cudnn_versions(torch))
     out["devices"], out["checks"] = [], []
     if out.get("is_available"):
         for index in range(out.get("device_count") or 0):
             try:
                 out["devices"].append(device_info(torch, index))
             except Exception as exc:
+                keep_error(f"device {index}", exc)
                 out["devices"].append({"index": index, "error": error_text(exc)})
             out["checks"] += device_checks(torch, index)
 
@@ -182,7 +224,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     result: dict[str, Any] = {
         "probe": "deep",
-        "probe_version": 1,
+        "probe_version": 2,
         "pid": os.getpid(),
         "timings": {},
         "torch": {},
@@ -196,6 +238,7 @@ def main() -> int:
         try:
             import torch
         except BaseException as exc:  # SystemExit and friends from a broken install too
+            keep_error("import torch", exc)
             result["torch"] = {
                 "imported": False,
                 "import_error": error_text(exc),
@@ -209,8 +252,14 @@ def main() -> int:
             result["timings"]["checks"] = round(time.perf_counter() - t0, 4)
     result["torch"]["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught][:20]
     stage("loaded libraries")
-    result["loaded"] = loaded_libraries()
-    result["loaded_cudnn_versions"] = _loaded_versions(result["loaded"])
+    try:
+        maps = _sibling("libmaps").snapshot()
+    except Exception as exc:  # the probe still reports torch's words without the maps
+        maps = {"loaded": [], "cudnn_folders": {}, "error": error_text(exc)}
+    result["loaded"] = maps["loaded"]
+    result["cudnn_folders"] = maps["cudnn_folders"]
+    result["maps_error"] = maps["error"]
+    result["errors"] = ERRORS
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
     json_out.write(json.dumps(result))
     json_out.flush()
@@ -218,15 +267,6 @@ def main() -> int:
     # share of a second and there is nothing left to clean up.
     sys.stderr.flush()
     os._exit(0)
-
-
-def _loaded_versions(loaded: list[dict[str, Any]]) -> dict[str, Any]:
-    """The version each loaded cuDNN main library reports (it is already in this process)."""
-    mains = [lib["path"] for lib in loaded if re.match(r"^libcudnn\.so\.\d+", lib["name"])]
-    if not mains:
-        return {}
-    reader = _libversion()
-    return {path: reader.read_cudnn_version(path) for path in mains}
 
 
 if __name__ == "__main__":

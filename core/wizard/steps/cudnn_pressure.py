@@ -121,10 +121,14 @@ def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     chans, size = int(params.get("channels", 64)), int(params.get("size", 128))
     headroom = float(params.get("headroom_mb", 4))
     backend = torch.backends.cudnn
-    backend.benchmark = bool(params.get("benchmark", False))
-    backend.deterministic = bool(params.get("deterministic", False))
+    # A flag not given in params keeps its value (PyTorch's default, or a KB fix's shim).
+    if "benchmark" in params:
+        backend.benchmark = bool(params["benchmark"])
+    if "deterministic" in params:
+        backend.deterministic = bool(params["deterministic"])
     _warm_handles()
-    backend.enabled = bool(params.get("cudnn", True))
+    if "cudnn" in params:
+        backend.enabled = bool(params["cudnn"])
     shape = (fill_batch, chans, size, size)
     x_full = torch.randn(shape, device="cuda")
     w = torch.randn(chans, chans, 3, 3, device="cuda")

@@ -122,10 +122,16 @@ def test_items_measured_by_a_record_cite_it() -> None:
         if entry.id in SEPARATE or not entry.scenario or not (RESOURCES / rel).is_file():
             continue
         checked += 1
-        measured = {s["name"] for s in _record(rel)["steps"] if s["outcome"] in ALLOWED}
+        record = _record(rel)
+        measured = {s["name"] for s in record["steps"] if s["outcome"] in ALLOWED}
         for kind, item in _items(entry):
-            if item.step in measured:
+            if item.step not in measured:
+                continue
+            if record["machine"].get("gpu"):
                 assert rel in item.runs, f"{entry.id} {kind} {item.step}: add runs = [{rel!r}]"
+            else:  # a CPU-only record is cited by a "[run] no GPU, ..." line, not in runs
+                assert rel not in item.runs
+                assert any(f"resources/{rel}" in e for e in item.evidence), (entry.id, item.step)
     assert checked >= 5
 
 
@@ -203,3 +209,28 @@ def test_missing_record_is_reported(tmp_path: Path) -> None:
     assert parse_entry(root / "cuda/sample.md", root).workarounds[0].runs
     (error,) = load_dir(root).errors
     assert "runs[0]': no evidence record 'evidence/run.json'" in error
+
+
+def _scenario_ids() -> list[str]:
+    from core.wizard import scenarios
+
+    return [s.id for s in scenarios()]
+
+
+@pytest.mark.parametrize("scenario_id", _scenario_ids())
+def test_every_wizard_has_a_gpu_record_cited_by_its_entry(scenario_id: str) -> None:
+    """Each wizard's GPU evidence record exists and its KB entry cites it (runs or [run])."""
+    rel = f"evidence/{scenario_id.replace('/', '__')}.json"
+    if not (RESOURCES / rel).is_file():
+        pytest.skip(
+            f"no GPU evidence recorded yet for {scenario_id}: run `bash scripts/gpu_run.sh "
+            f"wizards`, then `python scripts/import_evidence.py OUTDIR/*.json --keep --update-kb`"
+        )
+    record = _record(rel)
+    assert record.get("scenario_id", record.get("scenario", {}).get("id")) == scenario_id
+    entry = next(e for e in ENTRIES if e.id == scenario_id)
+    cited = any(
+        rel in item.runs or any(f"resources/{rel}" in e for e in item.evidence)
+        for _, item in _items(entry)
+    )
+    assert cited, f"{scenario_id}: the entry does not cite {rel}"

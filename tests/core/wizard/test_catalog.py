@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import tomllib
 from pathlib import Path
@@ -21,8 +22,9 @@ def kb_front_matter(scenario_id: str) -> dict[str, object]:
     return tomllib.loads(text.split("+++")[1])
 
 
-def test_the_six_wizards_are_registered() -> None:
-    assert [s.id for s in ALL] == [
+def test_the_first_six_wizards_keep_their_place_and_there_are_at_least_twenty() -> None:
+    assert len(ALL) >= 20
+    assert [s.id for s in ALL[:6]] == [
         "cuda/cudnn-rnn-double-backward",
         "cuda/rnn-dtype-mismatch",
         "cuda/cudnn-status-not-initialized",
@@ -82,3 +84,57 @@ def test_step_files_import_only_stdlib_torch_and_siblings() -> None:
                 import sys
 
                 assert root in allowed or root in sys.stdlib_module_names, f"{path.name}: {root}"
+
+
+def test_scenarios_are_discovered_one_module_each() -> None:
+    package = importlib.import_module("core.wizard.scenarios")  # the function shadows it
+
+    mods = package.modules()
+    assert all(not m.__name__.rsplit(".", 1)[1].startswith("_") for m in mods)
+    assert [m.SCENARIO.id for m in mods] == [s.id for s in ALL]
+    orders = [getattr(m, "ORDER", package.DEFAULT_ORDER) for m in mods]
+    assert orders == sorted(orders)
+
+
+def test_a_module_without_scenario_is_named_in_the_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    package = importlib.import_module("core.wizard.scenarios")  # the function shadows it
+
+    (tmp_path / "broken_wizard.py").write_text("ORDER = 1\n", encoding="utf-8")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    monkeypatch.setitem(sys.modules, f"{package.__name__}.broken_wizard", None)
+    sys.modules.pop(f"{package.__name__}.broken_wizard")
+    with pytest.raises(package.ScenarioError, match="broken_wizard declares no SCENARIO"):
+        package.discover()
+
+
+@pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])
+def test_kb_entry_names_its_wizard(scenario) -> None:  # type: ignore[no-untyped-def]
+    entry = kb_front_matter(scenario.id)
+    assert entry["scenario"] == scenario.id
+    assert not entry.get("no_wizard")
+
+
+def test_every_other_entry_says_why_it_has_no_wizard() -> None:
+    ids = {s.id for s in ALL}
+    for path in sorted(KB.rglob("*.md")):
+        if path.name.lower() == "readme.md":
+            continue
+        entry = tomllib.loads(path.read_text(encoding="utf-8").split("+++")[1])
+        if entry["id"] in ids:
+            continue
+        reason = str(entry.get("no_wizard", ""))
+        assert reason.strip() and "\n" not in reason, f"{entry['id']}: no_wizard is missing"
+
+
+@pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])
+def test_kb_fix_steps_match_the_entry_declaration(scenario) -> None:  # type: ignore[no-untyped-def]
+    fixes = {f["id"]: f for f in kb_front_matter(scenario.id).get("fixes", [])}  # type: ignore[union-attr]
+    for step in scenario.steps:
+        if not step.kb_fix:
+            continue
+        fix = fixes[step.kb_fix]
+        for name, value in fix.get("env", {}).items():
+            assert step.env[name] == value
+        assert step.diagnose == (fix.get("kind", "fix") == "diagnose")

@@ -1,0 +1,98 @@
+"""What torch each candidate interpreter has: probed in a child process, in bounded time.
+
+The first-run dialog offers the environments found on the machine with their torch and CUDA
+build; an interpreter is asked through core/env/probe/torchbuild.py (standard library only,
+torch never imported), so a broken or slow environment costs at most `timeout` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from core.env.probe import script_path
+
+PROBE_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """One interpreter's Python and torch build, or why it could not be asked."""
+
+    python: str
+    python_version: str = ""
+    torch: str = ""  # "" when torch is not installed there
+    cuda: str = ""  # the CUDA torch was built for; "" for a CPU (or ROCm) build
+    hip: str = ""
+    error: str = ""  # the interpreter did not answer (crashed, timed out, not Python)
+
+    @property
+    def has_torch(self) -> bool:
+        """Whether torch is installed in this interpreter."""
+        return bool(self.torch)
+
+    def describe(self) -> str:
+        """One phrase: "torch 2.5.1+cu124, CUDA 12.4", "torch 2.13.0+cpu, CPU only", …"""
+        if self.error:
+            return f"could not be asked: {self.error}"
+        if not self.torch:
+            return "no torch"
+        if self.cuda:
+            build = f"CUDA {self.cuda}"
+        elif self.hip:
+            build = f"ROCm {self.hip}"
+        else:
+            build = "CPU only"
+        return f"torch {self.torch}, {build}"
+
+
+def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> TorchBuild:
+    """Ask `python` for its torch build in a child process (killed after `timeout` s)."""
+    try:
+        proc = subprocess.run(
+            [python, "-I", str(script_path("torchbuild"))],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return TorchBuild(python, error=f"no answer within {timeout:g} s")
+    except OSError as exc:
+        return TorchBuild(python, error=exc.strerror or str(exc))
+    try:
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        return TorchBuild(python, error=last[:200])
+    torch = data.get("torch") or {}
+    return TorchBuild(
+        python=python,
+        python_version=str(data.get("python") or ""),
+        torch=str(torch.get("version") or torch.get("dist_version") or "")
+        if torch.get("found")
+        else "",
+        cuda=str(torch.get("cuda") or ""),
+        hip=str(torch.get("hip") or ""),
+    )
+
+
+def probe_many(
+    pythons: Sequence[str], timeout: float = PROBE_TIMEOUT_S, workers: int = 4
+) -> list[TorchBuild]:
+    """Probe several interpreters a few at a time; results in the order given."""
+    if not pythons:
+        return []
+    with ThreadPoolExecutor(max_workers=min(workers, len(pythons))) as pool:
+        return list(pool.map(lambda p: probe_torch(p, timeout), pythons))
+
+
+def install_command(python: str) -> str:
+    """The exact command that installs PyTorch into `python` (pip's default Linux wheel is a
+    CUDA build; pytorch.org's selector gives an --index-url for another CUDA or the CPU)."""
+    quoted = f'"{python}"' if " " in python else python
+    return f"{quoted} -m pip install torch"

@@ -1,0 +1,54 @@
+"""CUDNN_STATUS_MAPPING_ERROR after an out-of-range index (steps: device_assert.py)."""
+
+from __future__ import annotations
+
+from core.wizard.kbfix import kb_fix, kb_signature
+from core.wizard.model import Requirements, Scenario, Step
+
+ORDER = 120
+ID = "cuda/cudnn-status-mapping-error"
+FILE = "device_assert.py"
+PARAMS = {"kind": "embedding", "follow_up": "conv"}
+REPRO = Step(
+    "repro",
+    "An embedding index one past the vocabulary, then a conv2d (cuDNN)",
+    FILE,
+    "repro",
+    PARAMS,
+    timeout_s=60.0,
+)
+
+SCENARIO = Scenario(
+    id=ID,
+    title="A cuDNN mapping error that is really an earlier out-of-range index",
+    summary="An nn.Embedding lookup with an index equal to num_embeddings on the GPU, then a "
+    "convolution; which error the conv reports (CUDNN_STATUS_MAPPING_ERROR or the device-side "
+    "assert) is recorded. Then CUDA_LAUNCH_BLOCKING=1, cuDNN disabled and validating the indices.",
+    requirements=Requirements(cuda=True, min_free_mb=256),
+    repro=REPRO,
+    workarounds=(
+        kb_fix(
+            ID,
+            "launch-blocking",
+            REPRO,
+            claim="KB: the error then surfaces at the op that caused it",
+            claim_fixes=True,
+        ),
+        kb_fix(
+            ID, "cudnn-off", REPRO, claim="KB declares cuDNN off as a no-code fix", claim_fixes=True
+        ),
+        Step(
+            "validate-indices",
+            "Check the indices against num_embeddings on the host",
+            FILE,
+            "validate",
+            PARAMS,
+            "assert 0 <= int(ids.min()) and int(ids.max()) < emb.num_embeddings",
+            fixed_when=lambda v, _c: bool(v.get("caught")),
+            fixed_note="the check names the bad index, and the resized embedding runs",
+            cost_metric="",
+        ),
+    ),
+    signature=kb_signature(ID),
+    related_signature=r"device-side assert|illegal memory access|CUDA error|CUDNN_STATUS",
+)

@@ -1,0 +1,291 @@
+"""Fleet page: a saved fleet run as a table of nodes, outliers highlighted, one node in detail."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHeaderView,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTextBrowser,
+    QWidget,
+)
+
+from core.fleet.render import difference_text, gpu_value
+from core.fleet.saved import load_analysed
+from core.fleet.section import fleet_section
+from core.report.text import fleet_majority_rows
+from gui.context import AppContext
+from gui.pages.base import Page, label
+from gui.theme import Colors
+
+COLUMNS = (
+    *("Node", "Status", "Differs", "Most relevant difference"),
+    *("Driver", "cuDNN", "PyTorch", "NCCL", "GPUs"),
+)
+_KEYS = ("driver", "cudnn", "torch", "nccl", "gpus")
+Index = QModelIndex | QPersistentModelIndex
+
+
+def node_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
+    """Table rows, most relevant first: nodes that differ (in the analysis' order), nodes that
+    gave no environment, then the nodes like the majority in name order."""
+    analysis = section.get("analysis") or {}
+    first = {o["node"]: o["differences"] for o in analysis.get("outliers") or []}
+    gpus: dict[str, list[dict[str, Any]]] = {}
+    for g in analysis.get("gpu_outliers") or []:
+        gpus.setdefault(g["node"], []).append(g)
+    rank = {name: i for i, name in enumerate(first)}
+    rows = []
+    for node in section.get("nodes") or []:
+        name = node["fleet_node"]
+        diffs = first.get(name) or []
+        kind = "failed" if node["status"] != "ok" else "outlier" if diffs else "same"
+        rows.append({**node, "kind": kind, "diffs": diffs, "gpu_diffs": gpus.get(name, [])})
+    order = {"outlier": 0, "failed": 1, "same": 2}
+    rows.sort(key=lambda r: (order[r["kind"]], rank.get(r["fleet_node"], 0)))
+    return rows
+
+
+class NodeModel(QAbstractTableModel):
+    """One row per node; outliers and failed nodes get their severity's background."""
+
+    def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[dict[str, Any]] = []
+        self.colors = colors
+
+    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Replace every row."""
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+        """Rows (nodes) under the root."""
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802 (Qt API)
+        """The fixed columns."""
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(  # noqa: N802 (Qt API)
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        """Column titles."""
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Cell text, tooltip (the first difference or the reason) and highlight."""
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.cell(row, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row["reason"] if row["kind"] == "failed" else self.cell(row, 3)
+        if role == Qt.ItemDataRole.BackgroundRole and row["kind"] != "same":
+            bg = self.colors.error_bg if row["kind"] == "failed" else self.colors.warning_bg
+            return QBrush(QColor(bg))
+        return None
+
+    @staticmethod
+    def cell(row: dict[str, Any], column: int) -> str:
+        """The text of one cell."""
+        if column == 2:
+            return str(len(row["diffs"]) + len(row["gpu_diffs"]) or "")
+        if column == 3:
+            return _first_difference(row)
+        key = ("fleet_node", "status", "", "", *_KEYS)[column]
+        value = row.get(key)
+        return "" if value is None else str(value)
+
+
+def _first_difference(row: dict[str, Any]) -> str:
+    if row["kind"] == "failed":
+        return str(row["reason"])
+    if row["diffs"]:
+        return difference_text(row["diffs"][0])
+    return _gpu_text(row["gpu_diffs"][0]) if row["gpu_diffs"] else ""
+
+
+def _gpu_text(g: dict[str, Any]) -> str:
+    field = g["field"]
+    node, fleet = gpu_value(field, g["value"]), gpu_value(field, g["fleet"])
+    return f"GPU {g['gpu']}: {field} {node} (fleet: {fleet})"
+
+
+class FleetPage(Page):
+    """Opens a saved fleet run (a fleet.json or a folder of env JSONs) off the GUI thread."""
+
+    key = "fleet"
+    title = "Fleet"
+    subtitle = (
+        "Works on node 3, fails on node 7: open a run saved by `cuda-clinic fleet --save DIR` "
+        "(or any folder of env JSONs, one per node) to see the majority configuration and "
+        "every node and GPU that differs."
+    )
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.section: dict[str, Any] | None = None
+        self.path: str | None = None
+        for text, slot in (("Open folder…", self._on_open_folder), ("Open fleet JSON…", None)):
+            button = QPushButton(text)
+            button.clicked.connect(slot or self._on_open_file)
+            self.action_row.addWidget(button)
+        self.headline = label("No fleet run opened yet.", "muted", wrap=True)
+        self.body.addWidget(self.headline)
+        self.only_outliers = QCheckBox("Only nodes that differ or failed")
+        self.only_outliers.toggled.connect(lambda _on: self._fill())
+        self.body.addWidget(self.only_outliers)
+        self.model = NodeModel(ctx.theme.colors, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.detail = QTextBrowser()
+        self.detail.setOpenLinks(False)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.detail)
+        splitter.setSizes([420, 260])
+        self.body.addWidget(splitter, 1)
+        ctx.theme.changed.connect(self._on_theme)
+
+    # -- opening ----------------------------------------------------------------------------
+    def activate(self, arg: Any = None) -> None:
+        """`arg`: a path to open (a fleet JSON or a folder)."""
+        if isinstance(arg, str | Path):
+            self.open_path(str(arg))
+
+    def refresh(self) -> None:
+        """F5: read the opened run again."""
+        if self.path:
+            self.open_path(self.path)
+
+    def open_path(self, path: str) -> None:
+        """Read and analyse `path` off the GUI thread, then show it."""
+        self.path = path
+        self.headline.setText(f"Opening {path} …")
+        self.begin_busy()
+        self.ctx.tasks.run(
+            lambda: fleet_section(*load_analysed(path)), self._on_loaded, self._on_failed
+        )
+
+    def show_section(self, section: dict[str, Any]) -> None:
+        """Show an already built fleet section (the report's, or one just collected)."""
+        self.section = section
+        self.headline.setText(str(section.get("headline") or ""))
+        self._fill()
+        self._show_majority()
+
+    def _on_loaded(self, section: dict[str, Any]) -> None:
+        self.end_busy()
+        self.show_section(section)
+        self.status.emit(f"Opened {self.path}")
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self.end_busy()
+        self.headline.setText("The fleet run could not be opened; see the message.")
+        self.ctx.errors.report(exc)
+
+    def _on_open_folder(self) -> None:
+        start = self.ctx.settings.last_dir("fleet")
+        folder = QFileDialog.getExistingDirectory(self, "Open a saved fleet folder", start)
+        if folder:
+            self.ctx.settings.set_last_dir("fleet", folder)
+            self.open_path(folder)
+
+    def _on_open_file(self) -> None:
+        start = self.ctx.settings.last_dir("fleet")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a fleet JSON", start, "Fleet JSON (*.json);;All files (*)"
+        )
+        if path:
+            self.ctx.settings.set_last_dir("fleet", str(Path(path).parent))
+            self.open_path(path)
+
+    # -- showing ----------------------------------------------------------------------------
+    def _fill(self) -> None:
+        if self.section is None:
+            return
+        rows = node_rows(self.section)
+        if self.only_outliers.isChecked():
+            rows = [r for r in rows if r["kind"] != "same"]
+        self.model.set_rows(rows)
+        for column, width in ((0, 110), (1, 90), (2, 60), (3, 360)):
+            self.table.setColumnWidth(column, width)
+
+    def _on_theme(self, colors: Colors) -> None:
+        self.model.colors = colors
+        self._fill()
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid() and current.row() < len(self.model.rows):
+            self.detail.setHtml(node_detail_html(self.model.rows[current.row()]))
+
+    def _show_majority(self) -> None:
+        analysis = (self.section or {}).get("analysis") or {}
+        rows = "".join(
+            f"<tr><td><b>{_e(f)}</b></td><td>{_e(v)}</td><td>{_e(n)}</td></tr>"
+            for f, v, n in fleet_majority_rows(analysis)
+        )
+        ref = analysis.get("reference")
+        self.detail.setHtml(
+            f"<h3>Majority configuration</h3><p>Reference node: {_e(ref)}. Select a node to "
+            f"see how it differs.</p><table cellpadding='3'>{rows}</table>"
+        )
+
+    def select_node(self, name: str) -> bool:
+        """Select the row of node `name` (shows its detail); False if it is not listed."""
+        for i, row in enumerate(self.model.rows):
+            if row["fleet_node"] == name:
+                self.table.selectRow(i)
+                return True
+        return False
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def node_detail_html(row: dict[str, Any]) -> str:
+    """One node: why it failed, or each difference from the majority and each odd GPU."""
+    name = _e(row["fleet_node"])
+    if row["kind"] == "failed":
+        return f"<h3>{name}: {_e(row['status'])}</h3><p>{_e(row['reason'])}</p>"
+    parts = [f"<h3>{name}</h3>"]
+    facts = [(c, row.get(k)) for c, k in zip(COLUMNS[4:], _KEYS, strict=True)]
+    parts.append(
+        "<table cellpadding='2'>"
+        + "".join(f"<tr><td><b>{_e(c)}</b></td><td>{_e(v)}</td></tr>" for c, v in facts)
+        + "</table>"
+    )
+    if not row["diffs"] and not row["gpu_diffs"]:
+        parts.append("<p>Like the majority.</p>")
+    if row["diffs"]:
+        parts.append(f"<h4>Differs from the majority in {len(row['diffs'])}</h4><ul>")
+        parts += [f"<li>{_e(difference_text(d))}</li>" for d in row["diffs"]]
+        parts.append("</ul>")
+    if row["gpu_diffs"]:
+        parts.append("<h4>GPUs that differ</h4><ul>")
+        parts += [f"<li>{_e(_gpu_text(g))}</li>" for g in row["gpu_diffs"]]
+        parts.append("</ul>")
+    return "".join(parts)

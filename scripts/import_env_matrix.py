@@ -1,0 +1,115 @@
+"""Import the env fault matrix run on the GPU machine as redacted test fixtures.
+
+Usage: python scripts/import_env_matrix.py OUTDIR [--dest tests/data/env/broken]
+OUTDIR is what scripts/gpu/env_matrix.sh wrote (after `bash scripts/gpu_run.sh env_matrix`,
+unpack gpu.tar.gz: its env_matrix/ folder). For every setup in expected.toml this redacts
+<setup>.json with the report redactor (core.report.scrub: user, host, home, GPU UUIDs, secret
+variables) and writes it as DEST/<setup>.json; the run's summary, benchmark and what a plain
+torch program printed go to DEST/matrix_run.json. Prints one line per setup: what `env` said
+first, against what expected.toml wrote down beforehand. Exit 1 when a setup is missing or
+unreadable (the others are still imported), 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.report.redact import Secrets  # noqa: E402
+from core.report.scrub import redact_report  # noqa: E402
+
+DEFAULT_DEST = ROOT / "tests" / "data" / "env" / "broken"
+
+
+def _secrets(data: dict[str, Any]) -> Secrets:
+    """What must not leak from the GPU machine: its home, user and host (not this machine's)."""
+    secrets = Secrets()
+    env = data.get("env_vars") or {}
+    home = env.get("HOME")
+    paths = [str((data.get("python") or {}).get("executable") or ""), str(env.get("VIRTUAL_ENV"))]
+    for path in paths:
+        match = re.match(r"^(/home/[^/]+|/root)(?=/)", path)
+        if match and not home:
+            home = match.group(1)
+    if isinstance(home, str) and home not in ("", "/"):
+        secrets.home = home
+    node = (data.get("platform") or {}).get("node")
+    if isinstance(node, str) and node:
+        secrets.hosts.add(node)
+    return secrets
+
+
+def redact(data: dict[str, Any]) -> dict[str, Any]:
+    """The env JSON with identities and secrets replaced (core.report's redactor)."""
+    out, _ = redact_report(data, _secrets(data))
+    return out
+
+
+def _text(path: Path, limit: int = 4000) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-limit:]
+    except OSError:
+        return None
+
+
+def import_run(outdir: Path, dest: Path) -> int:
+    """Write the fixtures; the number of setups that could not be imported."""
+    expected = tomllib.loads((DEFAULT_DEST / "expected.toml").read_text(encoding="utf-8"))
+    dest.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    run: dict[str, Any] = {"setups": {}}
+    for setup in expected["setup"]:
+        name = setup["name"]
+        source = outdir / f"{name}.json"
+        try:
+            data = json.loads(source.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or "findings" not in data:
+                raise ValueError("no findings (not an env --json output)")
+        except (OSError, ValueError) as exc:
+            print(f"{name}: NOT IMPORTED ({source}: {exc})")
+            failures += 1
+            continue
+        clean = redact(data)
+        clean["matrix"] = {"setup": name, "env": setup.get("env", {}), "recorded": True}
+        (dest / f"{name}.json").write_text(json.dumps(clean, indent=1, sort_keys=True) + "\n")
+        first = (clean.get("findings") or [{"id": "no-findings"}])[0]["id"]
+        verdict = "as expected" if first == setup["first"] else f"EXPECTED {setup['first']}"
+        print(f"{name}: first={first} ({verdict})")
+        user_view = _text(outdir / f"{name}.user_view.txt")
+        run["setups"][name] = {
+            "first": first,
+            "expected": setup["first"],
+            "stderr_tail": _text(outdir / f"{name}.stderr.txt", 1500),
+            "user_view": redact({"text": user_view})["text"] if user_view else None,
+        }
+    bench = outdir / "bench.json"
+    if bench.exists():
+        run["bench"] = json.loads(bench.read_text(encoding="utf-8"))
+    run["summary"] = _text(outdir / "summary.txt")
+    run["machine"] = _text(outdir / "nvidia-smi.txt")
+    clean_run = redact(run)
+    (dest / "matrix_run.json").write_text(json.dumps(clean_run, indent=1, sort_keys=True) + "\n")
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    args = parser.parse_args(argv)
+    if not args.outdir.is_dir():
+        print(f"import_env_matrix: {args.outdir} is not a folder", file=sys.stderr)
+        return 2
+    return 1 if import_run(args.outdir, args.dest) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

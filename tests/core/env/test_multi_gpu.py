@@ -1,0 +1,267 @@
+"""The multi-GPU section of `env --deep`: raw probe output -> section -> findings -> text."""
+
+from __future__ import annotations
+
+import ctypes.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import env_from
+
+from core.env import Environment, render_human
+from core.env.checks_multi import multi_gpu_findings
+from core.env.multigpu import build_section, collect, run_probe
+
+RECORDED = Path(__file__).resolve().parents[2] / "data" / "env" / "multi_gpu"
+
+
+def nvml_gpu(index: int, bus: str, peer_bus: str, **over: Any) -> dict[str, Any]:
+    """One GPU as the nvml_links probe prints it: 18 NVLink 4 links to the other GPU."""
+    gpu: dict[str, Any] = {
+        "index": index,
+        "name": "NVIDIA H200",
+        "uuid": f"GPU-{index}",
+        "pci_bus_id": bus,
+        "memory_total_mb": 143771,
+        "temperature_c": 31,
+        "nvlinks": [
+            {"link": n, "active": True, "version": 4, "remote_pci_bus_id": peer_bus}
+            for n in range(18)
+        ],
+        "ecc": {
+            "enabled": True,
+            "volatile_uncorrected": 0,
+            "aggregate_uncorrected": 0,
+            "retired_pages": None,
+            "remapped_rows": {
+                "correctable": 0,
+                "uncorrectable": 0,
+                "pending": False,
+                "failure": False,
+            },
+        },
+        "throttle": {"mask": 1, "reasons": ["gpu_idle"]},
+        "errors": {"retired_single_bit": "NotSupported"},
+    }
+    gpu.update(over)
+    return gpu
+
+
+def two_h200() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(nvml_links output, peers output) of a healthy two-H200 NVLink host."""
+    # NVML names the remote end with an 8-digit domain, the GPU itself too; mixed case on purpose.
+    links = {
+        "source": "pynvml",
+        "error": None,
+        "driver_version": "580.159.04",
+        "gpus": [
+            nvml_gpu(0, "00000000:18:00.0", "0000:2A:00.0"),
+            nvml_gpu(1, "00000000:2a:00.0", "00000000:18:00.0"),
+        ],
+        "p2p": [
+            {"from": 0, "to": 1, "read": "ok", "nvlink": "ok"},
+            {"from": 1, "to": 0, "read": "ok", "nvlink": "ok"},
+        ],
+    }
+    peers = {
+        "probe": "peers",
+        "errors": {},
+        "cuda_available": True,
+        "device_count": 2,
+        "nccl_backend_available": True,
+        "nccl_version": "2.28.9",
+        "devices": [
+            {
+                "index": i,
+                "name": "NVIDIA H200",
+                "compute_capability": "9.0",
+                "memory_total_mb": 143155,
+            }
+            for i in range(2)
+        ],
+        "peer_access": [
+            {"from": 0, "to": 1, "can_access": True},
+            {"from": 1, "to": 0, "can_access": True},
+        ],
+        "nccl_loaded": ["/venv/site-packages/nvidia/nccl/lib/libnccl.so.2"],
+    }
+    return links, peers
+
+
+def finding_ids(section: dict[str, Any], **kwargs: Any) -> dict[str, str]:
+    return {f.id: f.severity for f in multi_gpu_findings(section, **kwargs)}
+
+
+def test_healthy_nvlink_pair_has_no_findings_and_shows_its_links() -> None:
+    links, peers = two_h200()
+    section = build_section(links, peers)
+    assert section["gpu_count"] == 2
+    link = section["gpus"][0]["nvlink"]
+    # The remote bus id written differently from the GPU's own still maps to GPU 1.
+    assert link == {"total": 18, "active": 18, "inactive": [], "versions": [4], "to": {"GPU 1": 18}}
+    assert finding_ids(section, nccl_package="2.28.9") == {}
+    env = Environment(mode="deep", multi_gpu=section)
+    text = render_human(env)
+    assert "Multi-GPU (2 GPUs)" in text
+    assert "NVLink4 18/18 up (18 to GPU 1)" in text
+    assert "2/2 pairs can access each other" in text
+    assert "2.28.9 loaded from /venv/site-packages/nvidia/nccl/lib/libnccl.so.2" in text
+
+
+def test_each_fault_that_breaks_collectives_becomes_a_finding_naming_the_gpu() -> None:
+    links, peers = two_h200()
+    gpu1 = links["gpus"][1]
+    gpu1["name"] = "NVIDIA H100 80GB HBM3"
+    for n in (3, 7):
+        gpu1["nvlinks"][n] = {"link": n, "active": False}
+    gpu1["ecc"]["volatile_uncorrected"] = 2
+    gpu1["ecc"]["remapped_rows"]["pending"] = True
+    gpu1["throttle"] = {"mask": 0x40, "reasons": ["hw_thermal_slowdown"]}
+    peers["peer_access"][1]["can_access"] = False
+    section = build_section(links, peers)
+    findings = {f.id: f for f in multi_gpu_findings(section, nccl_package="2.27.3")}
+    assert {k: f.severity for k, f in findings.items()} == {
+        "multi-gpu.mismatched-models": "warning",
+        "multi-gpu.nvlink-down": "warning",
+        "multi-gpu.peer-access-disabled": "warning",
+        "multi-gpu.ecc-uncorrected": "error",
+        "multi-gpu.retirement-pending": "warning",
+        "multi-gpu.throttled": "warning",
+        "multi-gpu.nccl-not-torchs": "warning",
+    }
+    assert "NVIDIA H200 x1" in findings["multi-gpu.mismatched-models"].message
+    assert "GPU 1 has 2 of 18 NVLink links down (links 3, 7)" in (
+        findings["multi-gpu.nvlink-down"].message
+    )
+    assert "cuda:1->cuda:0" in findings["multi-gpu.peer-access-disabled"].message
+    assert "GPU 1 (NVIDIA H100 80GB HBM3) has 2 uncorrected" in (
+        findings["multi-gpu.ecc-uncorrected"].message
+    )
+    assert "hw_thermal_slowdown" in findings["multi-gpu.throttled"].message
+    assert "NCCL 2.28.9" in findings["multi-gpu.nccl-not-torchs"].message
+    text = render_human(Environment(mode="deep", multi_gpu=section))
+    assert "DOWN: [3, 7]" in text and "not: 1->0" in text and "hw_thermal_slowdown" in text
+
+
+def test_all_links_down_on_one_gpu_is_an_error_and_mixed_memory_a_warning() -> None:
+    links, peers = two_h200()
+    links["gpus"][0]["nvlinks"] = [{"link": n, "active": False} for n in range(18)]
+    links["gpus"][1]["memory_total_mb"] = 97871
+    found = finding_ids(build_section(links, peers))
+    assert found["multi-gpu.nvlink-down"] == "error"
+    assert found["multi-gpu.mismatched-memory"] == "warning"
+
+
+def test_pcie_gpus_without_nvlink_are_not_called_down() -> None:
+    links, peers = two_h200()
+    for gpu in links["gpus"]:
+        gpu["nvlinks"] = []
+    section = build_section(links, peers)
+    assert section["gpus"][0]["nvlink"]["total"] == 0
+    assert "multi-gpu.nvlink-down" not in finding_ids(section)
+    assert "no NVLink" in render_human(Environment(mode="deep", multi_gpu=section))
+
+
+def test_nccl_variables_that_turn_off_a_transport_are_named() -> None:
+    section = build_section(*two_h200())
+    found = finding_ids(section, env_vars={"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "0"})
+    assert found == {"multi-gpu.nccl-p2p-disable": "info"}
+
+
+def test_the_section_and_its_findings_survive_the_env_json_round_trip(recorded: Any) -> None:
+    fixture = recorded("gpu_deep")
+    links, peers = two_h200()
+    links["gpus"][1]["ecc"]["volatile_uncorrected"] = 5
+    from core.env import assemble
+
+    env = assemble(
+        fixture["quick"],
+        fixture["deep"],
+        fixture["status"],
+        deep=True,
+        multi_gpu=build_section(links, peers),
+    )
+    assert env.has_error  # the uncorrected ECC errors
+    back = Environment.from_dict(json.loads(json.dumps(env.to_dict())))
+    assert back.multi_gpu == env.multi_gpu
+    assert "multi-gpu.ecc-uncorrected" in {f.id for f in back.findings}
+
+
+def test_quick_or_single_gpu_environments_have_no_multi_gpu_findings(recorded: Any) -> None:
+    env = env_from(recorded("gpu_deep"))
+    assert env.multi_gpu is None
+    assert not [f for f in env.findings if f.id.startswith("multi-gpu.")]
+    assert "Multi-GPU" not in render_human(env)
+
+
+@pytest.mark.skipif(
+    ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML"
+)
+def test_real_probes_without_nvml_report_why_and_still_run_peers() -> None:
+    data, status = run_probe(sys.executable, "nvml_links", 30)
+    assert status["returncode"] == 0 and not status["timed_out"]
+    assert data is not None and "LibraryNotFound" in data["error"]
+    section = collect(sys.executable, gpu_count=2)
+    assert "LibraryNotFound" in section["nvml_error"]
+    assert section["probes"]["peers"]["returncode"] == 0
+    assert section["torch"]["device_count"] == 0  # CPU torch: no GPU to pair
+    found = finding_ids(section)
+    assert found == {}  # nothing to say about GPUs that NVML and torch both cannot see
+    section["gpu_count"] = 2  # NVML-less on a host torch does see two GPUs
+    assert finding_ids(section) == {"multi-gpu.nvml-unavailable": "info"}
+    text = render_human(Environment(mode="deep", multi_gpu=section))
+    assert "NVML unavailable: LibraryNotFound" in text
+
+
+@pytest.mark.skipif(
+    not (RECORDED / "h200x2_probes.json").exists(),
+    reason="no recorded two-GPU probes yet (scripts/gpu/nccl.sh, then scripts/commit_nccl.py)",
+)
+def test_recorded_two_h200_host_shows_nvlink_to_each_other() -> None:
+    raw = json.loads((RECORDED / "h200x2_probes.json").read_text())
+    section = build_section(raw["nvml_links"], raw["peers"])
+    assert section["gpu_count"] == 2
+    for gpu, other in zip(section["gpus"], ("GPU 1", "GPU 0"), strict=True):
+        assert gpu["nvlink"]["active"] == gpu["nvlink"]["total"] > 0
+        assert gpu["nvlink"]["to"].get(other) == gpu["nvlink"]["active"]
+    assert all(p["can_access"] for p in section["torch"]["peer_access"])
+    assert section["nccl"]["version"]
+    assert "multi-gpu.nvlink-down" not in finding_ids(section)
+
+
+@pytest.mark.skipif(
+    not (RECORDED / "h200x2_env.json").exists(),
+    reason="no recorded two-GPU env --deep yet (scripts/gpu/nccl.sh, then scripts/commit_nccl.py)",
+)
+def test_recorded_env_findings_are_what_the_checks_say_today() -> None:
+    recorded = json.loads((RECORDED / "h200x2_env.json").read_text())
+    section = recorded["multi_gpu"]
+    assert section["gpu_count"] == 2
+    now = {f.id for f in multi_gpu_findings(section)}
+    then = {f["id"] for f in recorded["findings"] if f["id"].startswith("multi-gpu.")}
+    # env vars and packages are not in the fixture: only the section-derived findings compare
+    assert now <= then
+
+
+def test_a_single_gpu_host_shows_its_health_without_a_multi_gpu_title() -> None:
+    links, _ = two_h200()
+    links["gpus"] = links["gpus"][:1]
+    links["gpus"][0]["throttle"] = {"mask": 0x20, "reasons": ["sw_thermal_slowdown"]}
+    section = build_section(links, None)
+    text = render_human(Environment(mode="deep", multi_gpu=section))
+    assert "GPU links and health (1 GPU)" in text and "Multi-GPU" not in text
+    assert finding_ids(section) == {"multi-gpu.throttled": "warning"}
+
+
+def test_a_cancelled_check_stops_the_multi_gpu_probes() -> None:
+    import threading
+
+    from core.env.runner import CheckCancelledError
+
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(CheckCancelledError):
+        collect(sys.executable, gpu_count=2, cancel=cancel)

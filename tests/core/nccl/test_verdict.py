@@ -1,0 +1,88 @@
+"""The verdict against resources/nccl/links.toml."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.nccl.verdict import judge, load_links, model_for
+
+P2P = {"primary": "P2P", "nodes": 1}
+GIB = 1024**3
+
+
+def rows(busbw: float, size: int = GIB) -> dict[str, list[dict[str, Any]]]:
+    return {"all_reduce": [{"bytes": 8, "busbw_gbps": 0.001}, {"bytes": size, "busbw_gbps": busbw}]}
+
+
+def test_links_file_is_complete_and_every_model_has_a_known_generation() -> None:
+    links = load_links()
+    gens = links["nvlink"]["per_link_gbps"]
+    assert 0 < links["verdict"]["expected_fraction"] <= 1
+    for gpu in links["gpu"]:
+        assert {"match", "nvlink", "links", "pcie"} <= gpu.keys()
+        assert gpu["nvlink"] == 0 or str(gpu["nvlink"]) in gens
+        assert str(gpu["pcie"]) in links["pcie"]["x16_gbps"]
+    # More specific names come first: an H200 NVL is not read as an SXM H200.
+    assert model_for("NVIDIA H200 NVL", links)["match"] == "H200 NVL"
+    assert model_for("NVIDIA H100 80GB HBM3", links)["match"] == "H100"
+    assert model_for("NVIDIA A100-SXM4-80GB", links)["match"] == "A100"
+    assert model_for("Tesla T4", links) is None
+
+
+def test_two_h200_at_the_issue_numbers_are_as_expected() -> None:
+    # 18 NVLink 4 links x 25 GB/s = 450 GB/s; 70 % of it is 315 GB/s expected.
+    verdict = judge("nccl", rows(330.0), device="NVIDIA H200", active_links=18, transport=P2P)
+    assert verdict["status"] == "ok"
+    assert verdict["link_gbps"] == 450.0 and verdict["expected_busbw_gbps"] == 315.0
+    assert verdict["at_bytes"] == GIB
+    assert "as expected" in verdict["message"] and "18 NVLink 4 links" in verdict["basis"]
+
+
+@pytest.mark.parametrize(
+    ("busbw", "status"), [(300.0, "ok"), (200.0, "below"), (120.0, "far_below")]
+)
+def test_bandwidth_thresholds(busbw: float, status: str) -> None:
+    verdict = judge("nccl", rows(busbw), device="NVIDIA H200", active_links=18, transport=P2P)
+    assert verdict["status"] == status
+
+
+def test_links_down_lower_the_expectation_and_nominal_links_stand_in_without_nvml() -> None:
+    down = judge("nccl", rows(150.0), device="NVIDIA H200", active_links=9, transport=P2P)
+    # 150 GB/s is right for 9 links, but 9 of 18 links up is itself the problem.
+    assert down["link_gbps"] == 225.0 and down["status"] == "below"
+    assert "Only 9 of 18 NVLinks are up" in down["message"]
+    nominal = judge("nccl", rows(330.0), device="NVIDIA H200", active_links=None, transport=P2P)
+    assert nominal["basis"].endswith("nominal links") and nominal["status"] == "ok"
+
+
+def test_shm_on_an_nvlink_host_is_the_wrong_transport() -> None:
+    verdict = judge(
+        "nccl",
+        rows(20.0),
+        device="NVIDIA H100 80GB HBM3",
+        active_links=18,
+        transport={"primary": "SHM", "nodes": 1},
+    )
+    assert verdict["status"] == "wrong_transport"
+    assert "SHM" in verdict["message"] and "NVLink" in verdict["message"]
+
+
+def test_cases_with_no_verdict_say_why() -> None:
+    gloo = judge("gloo", rows(1.0), device=None, active_links=None, transport={})
+    assert gloo["status"] == "not_applicable" and "gloo" in gloo["message"]
+    small = judge(
+        "nccl", rows(5.0, size=1024**2), device="NVIDIA H200", active_links=18, transport=P2P
+    )
+    assert small["status"] == "not_judged" and "64 MiB" in small["message"]
+    unknown = judge("nccl", rows(5.0), device="Tesla T4", active_links=None, transport=P2P)
+    assert unknown["status"] == "not_judged" and "Tesla T4" in unknown["message"]
+    nodes = judge(
+        "nccl",
+        rows(5.0),
+        device="NVIDIA H200",
+        active_links=18,
+        transport={"primary": "NET/IB", "nodes": 2},
+    )
+    assert nodes["status"] == "not_judged" and "network" in nodes["message"]
