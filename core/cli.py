@@ -40,6 +40,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "core.bench.command",
         "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs",
     ),
+    "try": (
+        "core.tryrun.command",
+        "run your own failing script, match the error, and verify each no-code fix",
+    ),
     "report": ("core.report.command", "export a diagnostic report (redacted by default)"),
     "fleet": (
         "core.fleet.command",

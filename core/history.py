@@ -47,8 +47,30 @@ def _m001_runs(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m002_try_runs(conn: sqlite3.Connection) -> None:
+    """`cuda-clinic try` runs: the user's own command, its KB match and each fix's verdict.
+
+    Plain statements (no executescript): the caller's transaction stays in charge of the commit.
+    """
+    conn.execute(
+        """
+        CREATE TABLE try_runs (
+            id INTEGER PRIMARY KEY,
+            created TEXT NOT NULL,
+            command TEXT NOT NULL,
+            cwd TEXT,
+            status TEXT,
+            entry TEXT,
+            summary TEXT,
+            run TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX try_runs_created ON try_runs (created)")
+
+
 # Ordered; the database's PRAGMA user_version is the number of migrations applied.
-MIGRATIONS: tuple[Migration, ...] = (_m001_runs,)
+MIGRATIONS: tuple[Migration, ...] = (_m001_runs, _m002_try_runs)
 
 
 def _now() -> str:
@@ -245,3 +267,43 @@ class History:
             "environment": _loads(row[3]),
             "payload": _loads(row[4]),
         }
+
+    def save_try(self, run: dict[str, Any]) -> int:
+        """Store a `try` run (TryResult.to_dict()) and return its id."""
+        entry = run.get("entry")
+        row = (
+            run.get("created") or _now(),
+            json.dumps(run.get("command") or []),
+            run.get("cwd"),
+            run.get("status"),
+            entry.get("id") if isinstance(entry, dict) else None,
+            run.get("summary"),
+            json.dumps(run),
+        )
+        with self._conn:
+            cursor = self._conn.execute(
+                "INSERT INTO try_runs (created, command, cwd, status, entry, summary, run) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+        return int(cursor.lastrowid or 0)
+
+    def try_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Summaries of the newest `try` runs, newest first."""
+        rows = self.db.query(
+            "SELECT id, created, command, status, entry, summary FROM try_runs "
+            "ORDER BY id DESC LIMIT ?",
+            [limit],
+        )
+        return [dict(r, command=json.loads(r["command"])) for r in rows]
+
+    def get_try(self, run_id: int) -> dict[str, Any]:
+        """The full stored `try` run, with its `id` and `created`."""
+        row = self._conn.execute(
+            "SELECT id, created, run FROM try_runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise HistoryError(f"no try run with id {run_id}")
+        run: dict[str, Any] = json.loads(row[2])
+        run.update(id=row[0], created=row[1])
+        return run

@@ -19,6 +19,7 @@ def collect(
     error_text: str | None = None,
     run_ids: Sequence[int] | None = None,
     bench_ids: Sequence[int] | None = None,
+    try_ids: Sequence[int] | None = None,
     latest: bool = True,
     kb_extra: Sequence[str] = (),
 ) -> dict[str, Any]:
@@ -30,13 +31,15 @@ def collect(
 
         environment = detect(python, deep=deep).to_dict()
     matches = _match(error_text, kb_extra) if error_text else None
-    runs, benches = _history(run_ids, bench_ids, latest)
+    runs, benches = _history(run_ids, bench_ids, latest and not try_ids)
+    tries = _tries(try_ids or ())
     charts = [c for bench in benches for c in bench_charts(bench)]
     return build_report(
         environment=environment,
         error_text=error_text,
         matches=matches,
         wizard_runs=[compact_run(r) for r in runs],
+        try_runs=tries,
         benchmarks=benches,
         charts=charts,
     )
@@ -49,6 +52,16 @@ def _match(text: str, kb_extra: Sequence[str] = ()) -> dict[str, Any]:
     with open_kb(extra=list(kb_extra)) as kb:
         report_pack_errors(kb)
         return match(text, kb).to_dict()
+
+
+def _tries(ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The chosen `try` runs from the user database."""
+    if not ids:
+        return []
+    from core.history import History
+
+    with History.open() as history:
+        return [history.get_try(i) for i in ids]
 
 
 def _history(

@@ -53,10 +53,11 @@ def add_parser(
     parser.add_argument(
         "--run",
         metavar="RUN_ID",
-        type=int,
+        type=_run_id,
         action="append",
         dest="runs",
-        help="attach this saved wizard run (repeatable; default: the latest runs)",
+        help="attach this saved wizard run, or try:N for a `try` run (repeatable; default: "
+        "the latest wizard runs)",
     )
     parser.add_argument(
         "--bench",
@@ -110,6 +111,16 @@ def add_parser(
     return parser
 
 
+def _run_id(text: str) -> int | str:
+    """A wizard run id (N) or a try run id (try:N, kept as the string)."""
+    kind, sep, number = text.partition(":")
+    if sep and kind == "try" and number.isdigit():
+        return f"try:{int(number)}"
+    if not sep and text.isdigit():
+        return int(text)
+    raise argparse.ArgumentTypeError(f"invalid run id {text!r} (a number, or try:N)")
+
+
 def _format_from_suffix(output: str | None) -> str:
     """The format -o's suffix names; no suffix means Markdown; an unknown one is an error
     (writing Markdown into report.docx would give the user a file nothing opens)."""
@@ -158,7 +169,8 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             python=args.python,
             deep=not args.quick,
             error_text=_read_error(args.error),
-            run_ids=args.runs,
+            run_ids=[r for r in args.runs or [] if isinstance(r, int)] or None,
+            try_ids=[int(r.split(":")[1]) for r in args.runs or [] if isinstance(r, str)],
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
         )

@@ -140,6 +140,7 @@ class _Html:
             self.fleet(report),
             self.error(report),
             self.wizard(report),
+            self.try_runs(report),
             self.benchmarks(report),
             self.appendix(report),
             self.footer(report),
@@ -259,6 +260,30 @@ class _Html:
                 if code:
                     out.append(self.pre(code))
             for name, log in tx.step_logs(run):
+                out.append(self.fold(f"Log: {name}", self.pre(log)))
+        return "\n".join(out)
+
+    def try_runs(self, report: Mapping[str, Any]) -> str:
+        from core.report import trytext
+
+        runs = report.get("try_runs") or []
+        if not runs:
+            return ""
+        out = ["<h2>Your script (cuda-clinic try)</h2>"]
+        for run in runs:
+            out.append(f"<p><b>{_e(trytext.try_title(run))}</b></p>")
+            facts = trytext.try_facts(run)
+            if facts:
+                out.append("<ul>" + "".join(f"<li>{_e(f)}</li>" for f in facts) + "</ul>")
+            rows = trytext.try_rows(run)
+            if rows:
+                out.append(self.table(trytext.TRY_COLUMNS, rows))
+            rec = trytext.try_recommendation(run)
+            if rec:
+                out.append(f"<p>Recommendation: {_e(rec[0])}</p>")
+                if rec[1]:
+                    out.append(self.pre(rec[1]))
+            for name, log in trytext.try_logs(run):
                 out.append(self.fold(f"Log: {name}", self.pre(log)))
         return "\n".join(out)
 

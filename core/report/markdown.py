@@ -92,6 +92,7 @@ def _document(report: Mapping[str, Any]) -> list[_Part]:
     _fleet(report, add)
     _error(report, add)
     _wizard(report, add)
+    _try(report, add)
     _benchmarks(report, add)
     _appendix(report, add)
     red = report.get("redaction") or {}
@@ -193,6 +194,35 @@ def _wizard(report: Mapping[str, Any], add: Any) -> None:
                 add(_Part(code, name="recommendation", lang="python", code=True))
         for name, log in tx.step_logs(run):
             _details(add, f"Log: {name}", log, "text", f"log of step {name}")
+
+
+def _try(report: Mapping[str, Any], add: Any) -> None:
+    from core.report import trytext
+
+    runs = report.get("try_runs") or []
+    if not runs:
+        return
+    add(_Part("\n### Your script (cuda-clinic try)\n"))
+    for run in runs:
+        add(_Part(f"\n**{_inline(trytext.try_title(run))}**\n\n"))
+        for fact in trytext.try_facts(run):
+            add(_Part(f"- {_inline(fact)}\n"))
+        rows = trytext.try_rows(run)
+        if rows:
+            add(
+                _Part(
+                    "\n"
+                    + _table(list(trytext.TRY_COLUMNS), [[_inline(c) for c in r] for r in rows])
+                )
+            )
+        rec = trytext.try_recommendation(run)
+        if rec:
+            add(_Part(f"\nRecommendation: {_inline(rec[0])}\n\n"))
+            if rec[1]:
+                lang = "sh" if rec[1].lstrip().startswith("export ") else "python"
+                add(_Part(rec[1], name="recommendation", lang=lang, code=True))
+        for name, log in trytext.try_logs(run):
+            _details(add, f"Log: {name}", log, "text", f"log of {name}")
 
 
 def _benchmarks(report: Mapping[str, Any], add: Any) -> None:

@@ -22,6 +22,7 @@ def build_report(
     error_text: str | None = None,
     matches: Mapping[str, Any] | None = None,
     wizard_runs: Sequence[Mapping[str, Any]] = (),
+    try_runs: Sequence[Mapping[str, Any]] = (),
     benchmarks: Sequence[Mapping[str, Any]] = (),
     charts: Sequence[Mapping[str, Any]] = (),
     findings: Sequence[Mapping[str, Any]] = (),
@@ -44,6 +45,7 @@ def build_report(
         "findings": all_findings,
         "error": _error_section(error_text, matches),
         "wizard_runs": [_plain(r) for r in wizard_runs],
+        "try_runs": [_plain(r) for r in try_runs],
         "benchmarks": [_plain(b) for b in benchmarks],
         "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
     }

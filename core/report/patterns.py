@@ -82,7 +82,7 @@ URL_CREDENTIALS = re.compile(
 # Only the name is consumed (the rest is a lookahead) so that `step: db_password = "..."`
 # is still seen as an assignment to db_password after `step:` was tried.
 ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,60})(?=[\"']?\s*(?P<op>:=|=>|=|:)\s*"
+    r"(?<![A-Za-z0-9_.])(?<![A-Za-z0-9_.]-)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,60})(?=[\"']?\s*(?P<op>:=|=>|=|:)\s*"
     r"(?P<q>[\"']?)(?P<value>[^\s\"',;()\[\]{}<>]{4,})(?P=q))"
 )
 

@@ -98,6 +98,7 @@ SCHEMA: dict[str, Any] = {
         "findings": {"type": "array", "items": {"$ref": "#/$defs/finding"}},
         "error": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/error"}]},
         "wizard_runs": {"type": "array", "items": {"$ref": "#/$defs/wizard_run"}},
+        "try_runs": {"type": "array", "items": {"type": "object"}},
         "benchmarks": {"type": "array", "items": {"type": "object"}},
         "charts": {
             "type": "array",

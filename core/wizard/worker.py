@@ -17,12 +17,14 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from core.contain import TOKEN_ENV, reap
 from core.errors import TargetPythonError
 from core.target import resolve_python
 
@@ -157,7 +159,14 @@ class _Child:
 
     def __init__(self, python: str, env: dict[str, str], log_limit: int) -> None:
         read_fd, write_fd = os.pipe()
-        child_env = {**env, RESULT_FD_ENV: str(write_fd), PARENT_PID_ENV: str(os.getpid())}
+        # The token finds processes that left the group (setsid), like `try` does (core.contain).
+        self.token = uuid.uuid4().hex
+        child_env = {
+            **env,
+            RESULT_FD_ENV: str(write_fd),
+            PARENT_PID_ENV: str(os.getpid()),
+            TOKEN_ENV: self.token,
+        }
         try:
             self.proc = subprocess.Popen(
                 [python, str(WORKER_MAIN)],
@@ -203,13 +212,9 @@ class _Child:
 
     def kill_group(self) -> None:
         """SIGTERM the whole process group, a short grace, then SIGKILL what is left."""
-        pgid = self.proc.pid  # start_new_session: the child leads its own group
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=KILL_GRACE_S)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+        # start_new_session: the child leads its own group; reap() ends the group and anything
+        # carrying the token, before the leader is waited for (so its pgid cannot be reused).
+        reap(self.proc.pid, self.token)
         self.proc.wait()
         self.finish()
 

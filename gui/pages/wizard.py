@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -103,7 +104,15 @@ class WizardPage(Page):
         splitter.addWidget(self._build_left())
         splitter.addWidget(self._build_right())
         splitter.setSizes([250, 810])
-        self.body.addWidget(splitter, 1)
+        # "Your script": the user's own failing command under the clinic (core.tryrun).
+        from gui.pages.try_tab import TryTab
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(splitter, "Documented errors")
+        self.try_tab = TryTab(ctx)
+        self.tabs.addTab(self.try_tab, "Your script")
+        self.body.addWidget(self.tabs, 1)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         ctx.theme.changed.connect(self._on_theme_changed)
         ctx.target.changed.connect(lambda _p: self._check_machine())
 
@@ -203,6 +212,11 @@ class WizardPage(Page):
         return side
 
     # --- navigation -------------------------------------------------------------------------
+
+    def _on_tab_changed(self, index: int) -> None:
+        """The scenario's Run/Cancel buttons belong to the first tab; the script tab has its own."""
+        for button in (self.run_button, self.cancel_button):
+            button.setVisible(index == 0)
 
     def activate(self, arg: Any = None) -> None:
         """`arg` is a scenario id (from the KB or Diagnose page) to open."""

@@ -135,3 +135,30 @@ def test_migrations_upgrade_an_empty_v0_database(tmp_path: Path) -> None:
         assert {"wizard_runs", "bench_runs"} <= set(history.db.table_names())
         check = history.db.execute("PRAGMA integrity_check").fetchall()
         assert check == [("ok",)]
+
+
+def test_try_runs_round_trip_and_the_migration_leaves_the_commit_to_its_caller(
+    tmp_path: Path,
+) -> None:
+    with History.open(tmp_path / "h.sqlite") as history:
+        run_id = history.save_try(
+            {
+                "command": ["python", "train.py"],
+                "status": "failed",
+                "summary": "x: fixed",
+                "entry": {"id": "cuda/out-of-memory"},
+                "cwd": "/w",
+            }
+        )
+        assert history.get_try(run_id)["entry"]["id"] == "cuda/out-of-memory"
+        assert history.try_runs()[0]["command"] == ["python", "train.py"]
+        with pytest.raises(HistoryError, match="no try run with id 99"):
+            history.get_try(99)
+    # The try_runs migration inside a transaction that is rolled back leaves no table behind.
+    conn = sqlite3.connect(tmp_path / "fresh.sqlite", isolation_level=None)
+    conn.execute("BEGIN")
+    MIGRATIONS[1](conn)
+    conn.execute("ROLLBACK")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "try_runs" not in tables

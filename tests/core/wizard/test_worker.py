@@ -239,3 +239,26 @@ def test_close_leaves_nothing_running() -> None:
 def test_missing_interpreter_is_a_target_error(tmp_path: Path) -> None:
     with pytest.raises(TargetPythonError):
         Worker(python=str(tmp_path / "no-python"))
+
+
+def test_a_step_grandchild_that_left_the_group_is_ended_with_the_worker(tmp_path: Path) -> None:
+    """A setsid'd grandchild escapes killpg; the run's environment token still finds it."""
+    step = tmp_path / "escape.py"
+    step.write_text(
+        "import subprocess, sys\n"
+        "def run(params, emit):\n"
+        "    p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
+        "                         start_new_session=True)\n"
+        "    emit({'pid': p.pid})\n"
+        "    import time; time.sleep(120)\n"
+    )
+    events: list[dict[str, Any]] = []
+    with Worker() as worker:
+        result = worker.run(step, "run", {}, timeout=5, on_event=events.append)
+    assert result.status == "timed_out"
+    pid = int(events[0]["pid"])
+    stat = Path(f"/proc/{pid}/stat")
+    alive = stat.exists() and stat.read_text().rsplit(")", 1)[-1].split()[0] != "Z"
+    if alive:
+        os.kill(pid, 9)
+    assert not alive, "the escaped grandchild survived the worker"

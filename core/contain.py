@@ -1,0 +1,348 @@
+"""Run a command contained: own session, merged output streamed by line, bounded log, hard timeout.
+
+`cuda-clinic try` runs the user's own command through this. The child leads a new session (so
+its process group is its own); stdout and stderr share one pipe so a traceback keeps its order;
+each line is handed to a callback as it arrives and kept in a bounded head + tail; a timeout or
+a cancel ends the whole group, and a token in the child's environment finds grandchildren that
+left the group (setsid, daemons) so nothing is left running afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TOKEN_ENV = "CUDA_CLINIC_CONTAIN_TOKEN"
+KILL_GRACE_S = 1.0
+POLL_S = 0.05
+READ_CHUNK = 1 << 16
+MAX_LINE_CHARS = 4000  # a longer line is cut (progress bars redraw with \r on one "line")
+HEAD_LINES = 200
+TAIL_LINES = 2000
+TAIL_BYTES = 512 * 1024
+
+LineCallback = Callable[[float, str], None]
+
+
+@dataclass
+class Outcome:
+    """How a contained run ended, with its bounded log and the time of every kept line."""
+
+    argv: list[str]
+    exit_code: int | None = None
+    signal: str | None = None
+    status: str = "exited"  # exited | timed_out | cancelled | stopped
+    wall_s: float = 0.0
+    head: list[tuple[float, str]] = field(default_factory=list)
+    tail: list[tuple[float, str]] = field(default_factory=list)
+    lines_total: int = 0
+    lines_dropped: int = 0
+    bytes_total: int = 0
+    marker_s: float | None = None  # when the `until` regex first matched a line
+    marker_line: str | None = None
+    strays_killed: int = 0
+
+    @property
+    def failed(self) -> bool:
+        """The command ended by itself with a non-zero status or a signal."""
+        return self.status == "exited" and (self.exit_code != 0 or self.signal is not None)
+
+    def lines(self) -> list[tuple[float, str]]:
+        """The kept lines in order (head, then tail; a gap when lines were dropped)."""
+        return self.head + self.tail
+
+    def text(self) -> str:
+        """The kept log as text, with one line saying how much was dropped in the middle."""
+        parts = [line for _t, line in self.head]
+        if self.lines_dropped:
+            parts.append(f"[cuda-clinic: {self.lines_dropped} lines not kept]")
+        parts.extend(line for _t, line in self.tail)
+        return "\n".join(parts)
+
+    def first_time(self, text: str) -> float | None:
+        """Seconds from start to the first kept line equal to `text`, if any."""
+        for t, line in self.lines():
+            if line == text:
+                return t
+        return None
+
+    def ended(self) -> str:
+        """'exit code 1', 'signal SIGKILL', 'timed out after 10 s', ... for messages."""
+        if self.status == "timed_out":
+            return f"timed out after {self.wall_s:.1f} s"
+        if self.status == "cancelled":
+            return "cancelled"
+        if self.status == "stopped":
+            return f"stopped after {self.wall_s:.1f} s"
+        if self.signal:
+            return f"killed by {self.signal}"
+        return f"exit code {self.exit_code}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (the log as text, without per-line times)."""
+        return {
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "status": self.status,
+            "wall_s": round(self.wall_s, 3),
+            "lines_total": self.lines_total,
+            "lines_dropped": self.lines_dropped,
+            "bytes_total": self.bytes_total,
+            "marker_s": None if self.marker_s is None else round(self.marker_s, 3),
+            "marker_line": self.marker_line,
+            "strays_killed": self.strays_killed,
+            "log": self.text(),
+        }
+
+
+class _Lines:
+    """Splits a byte stream into lines, keeping a head and a bounded tail."""
+
+    def __init__(self, started: float, on_line: LineCallback | None, until: re.Pattern[str] | None):
+        self.started = started
+        self.on_line = on_line
+        self.until = until
+        self.head: list[tuple[float, str]] = []
+        self.tail: deque[tuple[float, str]] = deque()
+        self.tail_bytes = 0
+        self.total = 0
+        self.dropped = 0
+        self.bytes = 0
+        self.marker: tuple[float, str] | None = None
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        self.bytes += len(chunk)
+        data = self._partial + chunk
+        *lines, self._partial = data.split(b"\n")
+        if len(self._partial) > MAX_LINE_CHARS * 4:  # an endless line: emit what we have
+            lines.append(self._partial)
+            self._partial = b""
+        for raw in lines:
+            self._add(raw)
+
+    def close(self) -> None:
+        if self._partial:
+            self._add(self._partial)
+            self._partial = b""
+
+    def _add(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        if "\r" in text:  # progress bars: keep what the terminal would show last
+            text = text.rsplit("\r", 1)[-1]
+        if len(text) > MAX_LINE_CHARS:
+            text = text[: MAX_LINE_CHARS - 1] + "…"
+        now = time.monotonic() - self.started
+        self.total += 1
+        if self.until is not None and self.marker is None and self.until.search(text):
+            self.marker = (now, text)
+        if len(self.head) < HEAD_LINES:
+            self.head.append((now, text))
+        else:
+            self.tail.append((now, text))
+            self.tail_bytes += len(text) + 1
+            while len(self.tail) > TAIL_LINES or self.tail_bytes > TAIL_BYTES:
+                _t, old = self.tail.popleft()
+                self.tail_bytes -= len(old) + 1
+                self.dropped += 1
+        if self.on_line is not None:
+            self.on_line(now, text)
+
+
+def _pump(stream: Any, lines: _Lines, lock: threading.Lock) -> None:
+    """Read the merged output until EOF (never blocks the child)."""
+    fd = stream.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except OSError:
+            break
+        if not chunk:
+            break
+        with lock:
+            lines.feed(chunk)
+    with lock:
+        lines.close()
+
+
+def _pids_with_token(token: str) -> list[int]:
+    """Processes (Linux /proc) whose environment carries `token`: the run's whole tree."""
+    needle = f"{TOKEN_ENV}={token}".encode()
+    found: list[int] = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    me = os.getpid()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def reap(pgid: int, token: str | None) -> int:
+    """SIGTERM the group and every process carrying `token`, a grace, then SIGKILL the rest.
+
+    Returns how many processes were still running (besides the group leader) when asked.
+    """
+    strays = set(_pids_with_token(token)) if token else set()
+    strays.discard(pgid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline:
+        alive = [p for p in strays if _alive(p)]
+        if not alive and not _group_alive(pgid):
+            break
+        time.sleep(POLL_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    for pid in set(_pids_with_token(token)) if token else set():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(strays)
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it: while it is a zombie its pid (and so
+    its process group id) cannot be reused, so ending the group afterwards is safe."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid == pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers; its /proc status says so.
+    with contextlib.suppress(OSError):
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        return state != "Z"
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process other than a zombie is left in the group (the leader is kept as a
+    zombie until it is reaped, and a zombie still answers signal 0)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def run_contained(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float,
+    on_line: LineCallback | None = None,
+    cancel: threading.Event | None = None,
+    until: re.Pattern[str] | None = None,
+    stop_at_marker: bool = False,
+) -> Outcome:
+    """Run `argv` contained (see the module docstring) and describe how it ended.
+
+    Raises OSError when the command cannot be started (the caller words it for the user).
+    `stop_at_marker` ends the run (status "stopped") as soon as `until` matched a line.
+    """
+    token = uuid.uuid4().hex
+    child_env = {**(env if env is not None else os.environ), TOKEN_ENV: token}
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=str(cwd) if cwd is not None else None,
+        env=child_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    lines = _Lines(started, on_line, until)
+    lock = threading.Lock()
+    assert proc.stdout is not None
+    reader = threading.Thread(target=_pump, args=(proc.stdout, lines, lock), daemon=True)
+    reader.start()
+    status = "exited"
+    deadline = started + timeout
+    while not _exited(proc.pid):
+        if cancel is not None and cancel.is_set():
+            status = "cancelled"
+            break
+        if time.monotonic() >= deadline:
+            status = "timed_out"
+            break
+        if stop_at_marker and lines.marker is not None:
+            status = "stopped"
+            break
+        time.sleep(POLL_S)
+    wall = time.monotonic() - started
+    # Always end the group and the token's tree: a clean exit may leave background children.
+    strays = reap(proc.pid, token)
+    proc.wait()
+    reader.join(5.0)
+    if not reader.is_alive():
+        proc.stdout.close()
+    code = proc.returncode
+    sig = None
+    if status == "exited" and code is not None and code < 0:
+        try:
+            sig = signal.Signals(-code).name
+        except ValueError:
+            sig = str(-code)
+    with lock:
+        return Outcome(
+            argv=list(argv),
+            exit_code=code if status == "exited" else None,
+            signal=sig,
+            status=status,
+            wall_s=wall,
+            head=list(lines.head),
+            tail=list(lines.tail),
+            lines_total=lines.total,
+            lines_dropped=lines.dropped,
+            bytes_total=lines.bytes,
+            marker_s=lines.marker[0] if lines.marker else None,
+            marker_line=lines.marker[1] if lines.marker else None,
+            strays_killed=strays,
+        )

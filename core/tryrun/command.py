@@ -1,0 +1,198 @@
+"""`cuda-clinic try`: run your own failing command under the clinic, then under each fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from core.tryrun.model import VERDICT_WORDS, FixRun, TryResult
+
+if TYPE_CHECKING:
+    from core.kb.store import KnowledgeBase
+
+DESCRIPTION = (
+    "Run your own failing command (e.g. python train.py) contained: its own process group, a "
+    "hard timeout, bounded logs, nothing left running. Match the failure to the knowledge base "
+    "and show the line in your code that raised it. With --fixes, re-run it once per no-code "
+    "fix the matched entry declares (environment variables, torch switches applied by a "
+    "start-up shim on the child's PYTHONPATH; nothing is written into your project) and say "
+    "which one works: fixed, still fails, fails differently, timed out, or located. 'Fixed' "
+    "means the error did not recur and the run exited cleanly, printed the --until marker, or "
+    "was still running at the timeout after 3x the original time to failure. Runs are saved "
+    "(report --run try:N)."
+)
+EPILOG = (
+    "Exit codes: 0 a fix was verified or located the error, or the command did not fail; 1 it "
+    "failed (or hung until --timeout) and no fix was verified; 2 bad usage (command not "
+    "found, not executable, bad folder)."
+)
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register `try`."""
+    parser = subparsers.add_parser(
+        "try",
+        help="run your own failing script, match the error, and verify each no-code fix",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        usage="%(prog)s [--python PATH] [--cwd DIR] [--timeout S] [--fixes] [--until REGEX] "
+        "[--json] [--no-save] -- COMMAND...",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="interpreter for a command that starts with python/python3 or a .py file "
+        "(default: the command as typed)",
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="working folder (default: the current one)")
+    parser.add_argument(
+        "--timeout",
+        metavar="S",
+        type=float,
+        default=600.0,
+        help="hard limit for each run, the original and each re-run (default 600)",
+    )
+    parser.add_argument(
+        "--fixes", action="store_true", help="re-run once per applicable no-code fix"
+    )
+    parser.add_argument(
+        "--until",
+        metavar="REGEX",
+        help="a line your script prints once it is clearly past the failure (e.g. 'epoch 2'); "
+        "a re-run that prints it without the error counts as fixed",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--no-save", action="store_true", help="do not store the run in the user database"
+    )
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="COMMAND",
+        help="your command and its arguments, after -- (e.g. -- python train.py --bs 64)",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `try`."""
+    from core.tryrun.runner import TryOptions, run_try
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    opts = TryOptions(
+        command=tuple(command),
+        python=args.python,
+        cwd=args.cwd,
+        timeout=args.timeout,
+        until=args.until,
+    )
+    quiet = bool(args.json)
+    result = run_try(
+        opts,
+        _open_kb,
+        fixes=args.fixes,
+        on_line=None if quiet else _echo,
+        on_phase=None if quiet else _phase,
+        on_fix=None if quiet else _announce,
+    )
+    if not args.no_save:
+        from core.history import History
+
+        with History.open() as history:
+            result.id = history.save_try(result.to_dict())
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(result))
+    if result.status in ("passed", "cancelled"):
+        return 0
+    if result.status == "timed_out":
+        return 1
+    return 0 if result.fixed or any(f.verdict == "located" for f in result.fixes) else 1
+
+
+def _open_kb() -> KnowledgeBase:
+    from core.kb import open_kb
+
+    return open_kb()
+
+
+def _echo(phase: str, seconds: float, line: str) -> None:
+    print(f"  | {line}", flush=True)
+
+
+def _phase(phase: str, waiting: str) -> None:
+    print(f"cuda-clinic try: [{phase}] waiting for {waiting}", flush=True)
+
+
+def _announce(run: FixRun) -> None:
+    print(describe_rerun(run, full=True), flush=True)
+
+
+def describe_rerun(run: FixRun, full: bool = False) -> str:
+    """The exact environment and shim of a re-run (`full`: the whole shim file, as shown before
+    it starts; otherwise the switch lines it runs after `import torch`)."""
+    fix = run.fix
+    lines = [f"fix {fix['id']} ({fix['kind']}, from {fix['entry']}): {fix['title']}"]
+    for name, value in run.env_changes.items():
+        lines.append(f"    env {name}={value}")
+    if run.shim and full:
+        lines.append("    shim <shim folder>/sitecustomize.py, first on PYTHONPATH:")
+        lines.extend("      " + line for line in run.shim.splitlines())
+    elif run.shim:
+        lines.append("    shim (first on PYTHONPATH) runs after import torch:")
+        lines.extend("      " + line for line in fix.get("shim_code", "").splitlines())
+    return "\n".join(lines)
+
+
+def render(result: TryResult) -> str:  # noqa: PLR0912 - one branch per part of the result
+    """The human-readable result."""
+    out = [f"\ncuda-clinic try: {' '.join(result.command)}  (in {result.cwd})"]
+    out.append(f"original: {result.message}")
+    if result.entry:
+        e = result.entry
+        out.append(f"error: {e['id']} — {e['title']} (confidence {e['confidence']:.2f})")
+        if e.get("note"):
+            out.append(f"  note: {e['note']}")
+        for ev in e.get("evidence", [])[:3]:
+            out.append(f"  line {ev['line']}: {ev['text']}")
+    elif result.status == "failed":
+        out.append("error: no confident knowledge-base match (see `cuda-clinic match`)")
+    if result.frame:
+        from core.tryrun.locate import where
+
+        out.append(f"raised in your code at {where(result.frame)}")
+    ran = [f for f in result.fixes if f.verdict]
+    if result.fixes and not ran:
+        out.append("no-code fixes to try (add --fixes to re-run with each):")
+        out.extend(describe_rerun(f) for f in result.fixes)
+    for f in ran:
+        out.append(describe_rerun(f))
+        line = f"  -> {VERDICT_WORDS.get(f.verdict or '', f.verdict or '')}: {f.reason}"
+        if f.cost and f.cost.get("ratio"):
+            line += (
+                f"; cost {f.cost['ratio']:.2f}x wall to {f.cost['reference']} "
+                f"({f.cost['fix_s']:.1f} s vs {f.cost['original_s']:.1f} s)"
+            )
+        out.append(line)
+    if result.no_fix:
+        out.append(f"no no-code fix: {result.no_fix['reason']}")
+        change = result.no_fix.get("code_change")
+        if change:
+            out.append(f"the knowledge base's code change: {change['title']}")
+            out.extend("    " + line for line in change["snippet"].splitlines())
+    rec = result.recommendation
+    if rec and not (result.no_fix and rec["kind"] == "code"):
+        out.append(f"recommendation: {rec['text']}")
+        if rec.get("change"):
+            out.extend("    " + line for line in rec["change"].splitlines())
+    if result.id is not None:
+        out.append(f"saved as try:{result.id} (cuda-clinic report --run try:{result.id})")
+    return "\n".join(out) + "\n"

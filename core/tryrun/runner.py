@@ -1,0 +1,357 @@
+"""Run the user's command, match its failure, then re-run it once per applicable no-code fix."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.contain import Outcome, run_contained
+from core.errors import UsageError
+from core.tryrun.locate import user_frame
+from core.tryrun.model import FixRun, TryResult
+from core.tryrun.resolve import resolve_command, resolve_cwd
+from core.tryrun.shim import planned_env, prepare, shim_source
+
+# The KB (and its SQLite stack) is imported only once a run has failed: a command that passes
+# costs no more than starting the clinic (benchmarks/bench_try.py).
+if TYPE_CHECKING:
+    from core.kb.fixes import Fix
+    from core.kb.store import KnowledgeBase
+
+QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
+LineSink = Callable[[str, float, str], None]  # (phase, seconds, line)
+PhaseSink = Callable[[str, str], None]  # (phase, what the clinic waits for)
+FixSink = Callable[[FixRun], None]  # a re-run about to start (its exact env and shim)
+BASE_ENV = {"PYTHONUNBUFFERED": "1"}  # every run alike, so output arrives as it is printed
+
+
+@dataclass(frozen=True)
+class TryOptions:
+    """What the user asked for."""
+
+    command: tuple[str, ...]
+    python: str | None = None
+    cwd: str | None = None
+    timeout: float = 600.0
+    until: str | None = None
+
+
+def _until(pattern: str | None) -> re.Pattern[str] | None:
+    if not pattern:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"--until {pattern!r}: not a regular expression ({exc})") from exc
+
+
+def _roots(cwd: Path, argv: list[str]) -> list[Path]:
+    """The user's project: the working folder and the folder of the script the command runs."""
+    roots = [cwd]
+    for word in argv[1:3]:
+        if word.endswith(".py"):
+            script = (cwd / word).resolve()
+            if script.is_file() and script.parent not in roots:
+                roots.append(script.parent)
+    return roots
+
+
+def start(opts: TryOptions) -> TryResult:
+    """Check the command and folder (UsageError with one sentence if they cannot run)."""
+    if opts.timeout <= 0:
+        raise UsageError(f"--timeout {opts.timeout:g}: must be more than 0 seconds")
+    _until(opts.until)
+    cwd = resolve_cwd(opts.cwd)
+    argv = resolve_command(list(opts.command), cwd, opts.python)
+    return TryResult(
+        command=list(opts.command),
+        argv=argv,
+        cwd=str(cwd),
+        timeout_s=opts.timeout,
+        until=opts.until,
+    )
+
+
+def _execute(
+    result: TryResult,
+    env_changes: dict[str, str],
+    phase: str,
+    on_line: LineSink | None,
+    cancel: threading.Event | None,
+    *,
+    stop_at_marker: bool = False,
+) -> Outcome:
+    env = {**os.environ, **BASE_ENV, **env_changes}
+    sink = (lambda t, line: on_line(phase, t, line)) if on_line else None
+    try:
+        return run_contained(
+            result.argv,
+            cwd=result.cwd,
+            env=env,
+            timeout=result.timeout_s,
+            on_line=sink,
+            cancel=cancel,
+            until=_until(result.until),
+            stop_at_marker=stop_at_marker,
+        )
+    except OSError as exc:
+        raise UsageError(f"try: cannot start {result.argv[0]}: {exc.strerror or exc}") from exc
+
+
+def run_original(
+    result: TryResult,
+    kb: KnowledgeBase,
+    *,
+    on_line: LineSink | None = None,
+    on_phase: PhaseSink | None = None,
+    cancel: threading.Event | None = None,
+) -> Outcome:
+    """Run the command as given; fill in status, time to failure, match, frame and fix plan."""
+    outcome = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
+    if result.status in ("failed", "timed_out"):
+        diagnose(result, outcome, kb)
+    return outcome
+
+
+def run_command(
+    result: TryResult,
+    *,
+    on_line: LineSink | None = None,
+    on_phase: PhaseSink | None = None,
+    cancel: threading.Event | None = None,
+) -> Outcome:
+    """The original run alone: status, message and time to failure (no KB needed)."""
+    if on_phase:
+        on_phase("original", f"the command to fail or exit (at most {result.timeout_s:g} s)")
+    outcome = _execute(result, {}, "original", on_line, cancel)
+    result.original = outcome.to_dict()
+    if outcome.status == "cancelled":
+        result.status, result.message = "cancelled", "cancelled by the user"
+        return outcome
+    if outcome.status == "timed_out":
+        result.status = "timed_out"
+        result.message = (
+            f"ran for the whole {result.timeout_s:g} s timeout without failing; stopped it and "
+            f"everything it started ({_processes(outcome.strays_killed)} besides the command)"
+        )
+    elif not outcome.failed:
+        result.status = "passed"
+        quick = " at once" if outcome.wall_s < QUICK_EXIT_S else ""
+        result.message = (
+            f"exited 0{quick} after {outcome.wall_s:.1f} s without an error: nothing to diagnose"
+        )
+        return outcome
+    else:
+        result.status = "failed"
+        result.time_to_failure_s = round(outcome.wall_s, 3)
+        result.message = f"failed after {outcome.wall_s:.1f} s ({outcome.ended()})"
+        if outcome.marker_s is not None:
+            result.message += (
+                "; it printed the --until marker before failing, so the marker cannot show that "
+                "a re-run got past the failure"
+            )
+    return outcome
+
+
+def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
+    """Match a failed (or hung) run's log, find the user's raising line, plan the fixes."""
+    from core.tryrun.judge import failing_ids
+
+    ids, report = failing_ids(outcome.text(), kb)
+    result.matches = report["matches"]
+    result.root_cause = report.get("root_cause")
+    result.frame = user_frame(outcome.text(), _roots(Path(result.cwd), result.argv))
+    if ids:
+        head = next(m for m in report["matches"] if m["id"] == ids[0])
+        result.entry = {k: head[k] for k in ("id", "title", "confidence", "evidence", "note")}
+    if result.status == "failed":
+        result.fixes = plan(ids, kb)
+        if not result.fixes:
+            result.no_fix = no_fix(ids, kb)
+
+
+def _processes(n: int) -> str:
+    return f"{n} other process" + ("" if n == 1 else "es")
+
+
+def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
+    """One FixRun per distinct no-code fix of the matched entries (root cause first)."""
+    runs: list[FixRun] = []
+    seen: set[tuple[Any, ...]] = set()
+    for entry_id in ids:
+        for fix in kb.get(entry_id).fixes:
+            key = (tuple(sorted(fix.env.items())), fix.switches)
+            if key in seen:
+                continue
+            seen.add(key)
+            runs.append(
+                FixRun(
+                    fix=_fix_dict(fix, entry_id),
+                    env_changes=planned_env(fix, {**os.environ, **BASE_ENV}),
+                    shim=shim_source(fix),
+                )
+            )
+    return runs
+
+
+def _fix_dict(fix: Fix, entry_id: str) -> dict[str, Any]:
+    return {
+        "id": fix.id,
+        "title": fix.title,
+        "kind": fix.kind,
+        "env": dict(fix.env),
+        "switches": list(fix.switches),
+        "advice": fix.advice,
+        "describe": fix.describe(),
+        "shim_code": fix.shim_code(),
+        "entry": entry_id,
+    }
+
+
+def no_fix(ids: list[str], kb: KnowledgeBase) -> dict[str, Any]:
+    """Why nothing can be re-run, and the code change the KB verified instead."""
+    if not ids:
+        return {"reason": "no confident KB match, so there is no documented fix to re-run"}
+    entry = kb.get(ids[0])
+    change = next((w for w in entry.workarounds if w.verdict == "fixes" and w.snippet), None)
+    out: dict[str, Any] = {
+        "reason": f"{entry.id} has no fix that works without changing code",
+        "entry": entry.id,
+    }
+    if change is not None:
+        out["code_change"] = {"title": change.title, "snippet": change.snippet}
+    return out
+
+
+def run_fixes(
+    result: TryResult,
+    original: Outcome,
+    kb: KnowledgeBase,
+    *,
+    on_line: LineSink | None = None,
+    on_phase: PhaseSink | None = None,
+    on_fix: FixSink | None = None,
+    cancel: threading.Event | None = None,
+) -> None:
+    """Re-run the command once per planned fix and judge each; then recommend."""
+    from core.tryrun.judge import cost, judge
+
+    targets = [m["id"] for m in result.matches if m.get("confident")]
+    roots = _roots(Path(result.cwd), result.argv)
+    ttf = result.time_to_failure_s or original.wall_s
+    # A re-run that prints the marker has earned "fixed": stop it there (unless the original
+    # printed it too, and the marker proves nothing).
+    marker_counts = bool(result.until) and original.marker_s is None
+    for run in result.fixes:
+        if cancel is not None and cancel.is_set():
+            run.verdict, run.reason = "cancelled", "not run: cancelled"
+            continue
+        fix = next(f for f in kb.get(run.fix["entry"]).fixes if f.id == run.fix["id"])
+        shim = prepare(fix, {**os.environ, **BASE_ENV})
+        try:
+            if on_fix:
+                on_fix(run)
+            if on_phase:
+                on_phase(
+                    f"fix:{fix.id}",
+                    f"the re-run with {fix.describe()} to fail, exit, or pass "
+                    f"{3 * ttf:.1f} s (3x the original time to failure)",
+                )
+            outcome = _execute(
+                result,
+                shim.env_changes,
+                f"fix:{fix.id}",
+                on_line,
+                cancel,
+                stop_at_marker=marker_counts,
+            )
+        finally:
+            shim.cleanup()
+        run.outcome = outcome.to_dict()
+        run.verdict, run.reason, run.frame, run.new_error = judge(
+            kind=fix.kind,
+            outcome=outcome,
+            original_ttf=ttf,
+            targets=targets,
+            original_frame=result.frame,
+            marker_counts=marker_counts,
+            kb=kb,
+            roots=roots,
+        )
+        run.cost = cost(original, outcome, until=bool(result.until))
+    result.recommendation = recommend(result, kb)
+
+
+def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
+    """What to change, as code or environment, from the verified fixes (or the KB's code change)."""
+    fixed = [f for f in result.fixed if f.fix["kind"] == "fix"]
+    if fixed:
+        best = fixed[0]  # the KB lists an entry's fixes most advisable first
+        others = [f.fix["id"] for f in fixed if f is not best]
+        return {
+            "kind": "fix",
+            "fix": best.fix["id"],
+            "text": f"verified here: {best.fix['title']}",
+            "change": best.fix["advice"] or best.fix["describe"],
+            "also_verified": others,
+        }
+    located = [f for f in result.fixes if f.verdict == "located" and f.frame]
+    if located:
+        frame = located[0].frame or {}
+        return {
+            "kind": "located",
+            "fix": located[0].fix["id"],
+            "text": f"the error is raised at {frame.get('file')}:{frame.get('line')}: "
+            f"{frame.get('code', '')}",
+            "change": located[0].fix["advice"],
+        }
+    ids = [m["id"] for m in result.matches if m.get("confident")]
+    fallback = no_fix(ids, kb)
+    return {
+        "kind": "code",
+        "text": "no no-code fix worked on this machine; change the code",
+        "change": (fallback.get("code_change") or {}).get("snippet", ""),
+        "title": (fallback.get("code_change") or {}).get("title", ""),
+    }
+
+
+def run_try(
+    opts: TryOptions,
+    open_kb: Callable[[], KnowledgeBase],
+    *,
+    fixes: bool = False,
+    on_line: LineSink | None = None,
+    on_phase: PhaseSink | None = None,
+    on_fix: FixSink | None = None,
+    cancel: threading.Event | None = None,
+) -> TryResult:
+    """The whole `try`: the original run, then (with `fixes`) one re-run per fix.
+
+    `open_kb` is called only when the command failed or hung (the KB is what costs start-up)."""
+    result = start(opts)
+    original = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
+    if result.status not in ("failed", "timed_out"):
+        return result
+    kb = open_kb()
+    try:
+        diagnose(result, original, kb)
+        if result.status == "failed" and fixes and result.fixes:
+            run_fixes(
+                result,
+                original,
+                kb,
+                on_line=on_line,
+                on_phase=on_phase,
+                on_fix=on_fix,
+                cancel=cancel,
+            )
+        elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
+            result.recommendation = recommend(result, kb)
+    finally:
+        kb.close()
+    return result

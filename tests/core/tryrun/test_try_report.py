@@ -1,0 +1,54 @@
+"""`report --run try:N` puts a saved `try` run into the report, command line redacted."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.core.tryrun.helpers import REPO, as_json, run_try, script
+
+SECRET = "hf_" + "Zq8LmN3pR7tV2xY5bC9dF1gH4jK6"
+
+
+def test_a_try_run_goes_into_the_report_with_its_command_redacted() -> None:
+    data = as_json(
+        run_try("--json", "--", sys.executable, script("flood.py"), f"--hf-token={SECRET}")
+    )
+    run_id = data["id"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    md = subprocess.run(
+        [sys.executable, "-m", "core", "report", "--quick", "--run", f"try:{run_id}"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert md.returncode == 0, md.stderr
+    assert "### Your script (cuda-clinic try)" in md.stdout
+    assert f"try:{run_id} " in md.stdout
+    assert "cuda/torch-not-compiled-with-cuda" in md.stdout
+    assert "flood.py" in md.stdout
+    assert SECRET not in md.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "core", "report", "--quick", "--run", "try:x"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 2 and "invalid run id 'try:x'" in bad.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "core", "report", "--quick", "--run", "try:999"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert missing.returncode == 2 and "no try run with id 999" in missing.stderr

@@ -1,0 +1,76 @@
+"""The Fix wizard's "Your script" tab, offscreen, running real CPU scripts in child processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from gui.context import AppContext
+from gui.pages.wizard import WizardPage
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "scripts"
+
+
+def _tab(qtbot, ctx: AppContext):  # type: ignore[no-untyped-def]
+    page = WizardPage(ctx)
+    qtbot.addWidget(page)
+    page.tabs.setCurrentWidget(page.try_tab)
+    assert page.tabs.tabText(page.tabs.currentIndex()) == "Your script"
+    assert not page.run_button.isVisible() or not page.isVisible()
+    return page.try_tab
+
+
+def test_a_failing_script_is_matched_then_fixed_after_the_user_sees_the_reruns(
+    qtbot, ctx: AppContext, tmp_path: Path
+) -> None:
+    tab = _tab(qtbot, ctx)
+    tab.command.setText(f"{sys.executable} {SCRIPTS / 'deterministic_put.py'}")
+    tab.folder.setText(str(tmp_path))
+    tab.timeout.setValue(120)
+    tab.run_button.click()
+    assert tab.cancel_button.isEnabled()
+    qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
+    assert tab.result.status == "failed"
+    assert "deterministic mode on" in tab.log.toPlainText()  # the live log
+    assert "cuda/nondeterministic-op" in tab.results.toPlainText()
+    assert "deterministic_put.py:13" in tab.results.toPlainText()  # the user's raising line
+    assert tab.fixes_button.isEnabled()
+    tab.fixes_button.click()
+    plan = tab.results.toPlainText()
+    assert "deterministic-warn-only" in plan and "warn_only=True" in plan  # the exact shim
+    assert "PYTHONPATH=<shim folder>" in plan
+    assert tab.confirm_button.isVisibleTo(tab)
+    assert all(run.verdict is None for run in tab.result.fixes)  # nothing ran before confirming
+    tab.confirm_button.click()
+    qtbot.wait_until(
+        lambda: tab.task is None and all(r.verdict for r in tab.result.fixes), timeout=200000
+    )
+    verdicts = {r.fix["id"]: r.verdict for r in tab.result.fixes}
+    assert verdicts["deterministic-warn-only"] == "fixed"
+    text = tab.results.toPlainText()
+    assert "deterministic-warn-only" in text and "fixed" in text
+    assert "Recommendation: verified here" in text
+    assert os.listdir(tmp_path) == []  # nothing written into the project folder
+
+
+def test_cancel_stops_a_hanging_script_and_what_it_started(qtbot, ctx: AppContext) -> None:
+    tab = _tab(qtbot, ctx)
+    tab.command.setText(f"{sys.executable} {SCRIPTS / 'hang.py'}")
+    tab.run_button.click()
+    qtbot.wait_until(lambda: "waiting for the data loader" in tab.log.toPlainText(), timeout=60000)
+    assert "waiting for the command to fail or exit" in tab.status.text()
+    helper = int(tab.log.toPlainText().split("helper ", 1)[1].split()[0])
+    tab.cancel_button.click()
+    qtbot.wait_until(lambda: tab.task is None, timeout=30000)
+    assert tab.result.status == "cancelled"
+    stat = Path(f"/proc/{helper}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[-1].split()[0] == "Z"
+
+
+def test_a_command_that_is_not_found_is_one_sentence(qtbot, ctx: AppContext) -> None:
+    tab = _tab(qtbot, ctx)
+    tab.command.setText("no-such-program-xyz --flag")
+    tab.run_button.click()
+    assert tab.task is None
+    assert tab.status.text() == "try: no-such-program-xyz: command not found on PATH"
