@@ -262,16 +262,36 @@ def build_cudnn(
         cudnn.expected_from, cudnn.expected_reason = expected.directory, reason
         cudnn.version, cudnn.basis = expected.version, "expected"
         cudnn.version_source = "expected"
-    files = [lib for lib in loaded if lib.family and lib.family.startswith("cudnn")]
-    cudnn.loaded_files = [lib.path for lib in files]
     for folder, info in (folders or {}).items():
         missing = list((info or {}).get("missing") or [])
         if missing:
             cudnn.missing_parts[os.path.realpath(folder)] = missing
+    attribute_loaded(cudnn, torch, loaded)
+    return cudnn
+
+
+def attribute_loaded(cudnn: Cudnn, torch: Torch, loaded: list[LoadedLibrary]) -> None:
+    """Mark the copy torch really runs and its version, from the files the process mapped.
+
+    Also used by `env --from`, so a recording made by an older clinic gets today's attribution.
+    """
+    files = [lib for lib in loaded if lib.family and lib.family.startswith("cudnn")]
+    if not files:
+        return
+    copies = cudnn.copies
+    cudnn.loaded_files = [lib.path for lib in files]
     cores = [lib for lib in files if lib.family == "cudnn"]
     main = _answering_core(torch, cores)
     if main is None:
-        return cudnn
+        return
+    graph = next((lib for lib in files if lib.family == "cudnn_graph"), None)
+    if graph is not None and os.path.realpath(graph.directory) != os.path.realpath(main.directory):
+        # cuDNN 9's libcudnn.so only dispatches: its version function answers with the graph
+        # library's, and the kernels run from the sub-libraries. Measured with LD_LIBRARY_PATH
+        # on the system cuDNN: the wheel's core, 9.14 sub-libraries, torch reports 9.14.
+        main = graph
+    for copy in copies:
+        copy.loaded = False
     real_dir = os.path.realpath(main.directory)
     cudnn.loaded_from = real_dir
     cudnn.basis = "loaded"
@@ -292,7 +312,6 @@ def build_cudnn(
         match.version = cudnn.version
     if cudnn.version is None:
         cudnn.version, cudnn.version_source = match.version, "disk-scan"
-    return cudnn
 
 
 def build_loaded(deep: dict[str, Any] | None) -> list[LoadedLibrary]:

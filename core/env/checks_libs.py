@@ -6,6 +6,7 @@ import os
 
 from core.env.compat import version_tuple, visible_device_count
 from core.env.model import CudnnCopy, Environment, Finding, Gpu
+from core.env.remedy import cudnn_remedy
 
 # Below this share of free memory a GPU is too busy to reproduce or benchmark anything.
 LOW_FREE_FRACTION = 0.2
@@ -22,15 +23,36 @@ def check_cudnn(env: Environment) -> list[Finding]:
     out: list[Finding] = []
     dirs = sorted({os.path.dirname(p) for p in cudnn.loaded_files})
     if len(dirs) > 1:
+        versions = {c.version for c in cudnn.copies if c.directory in dirs}
+        same = (
+            len(versions) == 1
+            and None not in versions
+            and len(dirs) == len({c.directory for c in cudnn.copies if c.directory in dirs})
+        )
+        consequence = (
+            f"each copy is {next(iter(versions))}, so it works today, but updating either "
+            "copy alone breaks it with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH."
+            if same
+            else "mixing copies fails with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or worse."
+        )
         out.append(
             Finding(
                 "cudnn.mixed-sublibraries",
-                "error",
+                "warning" if same else "error",
                 f"cuDNN sub-libraries were loaded from {len(dirs)} folders "
-                f"({', '.join(dirs)}): mixing copies fails with "
-                "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or worse.",
+                f"({', '.join(dirs)}): {consequence}",
                 "Remove the other folder from LD_LIBRARY_PATH (or uninstall that "
                 "copy) so every libcudnn_* comes from torch's own copy.",
+                command=next(
+                    (
+                        cmd
+                        for d in dirs
+                        if d != cudnn.expected_from
+                        for cmd in [cudnn_remedy(env, d)[0]]
+                        if cmd
+                    ),
+                    "",
+                ),
             )
         )
     if cudnn.loaded_from and cudnn.expected_from and cudnn.loaded_from != cudnn.expected_from:

@@ -93,9 +93,15 @@ def rederive(saved: SavedEnvironment) -> Environment:
     A colleague's `env --json`, or one written by an older clinic, gets today's findings,
     root-cause order and fix commands; the recorded findings are not trusted.
     """
+    from core.env.build import attribute_loaded
     from core.env.checks import evaluate
 
     env = saved.env
+    if env.loaded_libraries:  # attribution by this version's rules, from the recorded maps
+        try:
+            attribute_loaded(env.cudnn, env.torch, env.loaded_libraries)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            pass  # keep the recorded attribution
     try:
         env.findings = evaluate(env)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
