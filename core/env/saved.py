@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,10 +99,8 @@ def rederive(saved: SavedEnvironment) -> Environment:
 
     env = saved.env
     if env.loaded_libraries:  # attribution by this version's rules, from the recorded maps
-        try:
-            attribute_loaded(env.cudnn, env.torch, env.loaded_libraries)
-        except (TypeError, ValueError, AttributeError, KeyError):
-            pass  # keep the recorded attribution
+        with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError):
+            attribute_loaded(env.cudnn, env.torch, env.loaded_libraries)  # else: as recorded
     try:
         env.findings = evaluate(env)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
