@@ -88,9 +88,7 @@ GENERATORS: dict[str, Gen] = {
     "google-api-key": _same(lambda r: "AI" + "za" + _r(r, 35, ALNUM + "_-")),
     "jwt": _same(_jwt),
     "private-key": _same(_private_key),
-    "url-credentials": _after(
-        "pip index: https://build:", lambda r: _r(r, 20), "@pkgs.example.com/simple"
-    ),
+    "url-credentials": _after("pip index: https://build:", lambda r: _r(r, 20), "@pypi.org/simple"),
     "bearer-token": _after("Authorization: Bearer ", lambda r: _r(r, 40)),
     "generic-secret": _after('db_password = "', lambda r: _r(r, 24), '"'),
     "pypi-token": _same(lambda r: "pypi-" + "AgEIcHlwaS5vcmc" + _r(r, 70, ALNUM + "_-")),
