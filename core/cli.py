@@ -41,6 +41,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs",
     ),
     "report": ("core.report.command", "export a diagnostic report (redacted by default)"),
+    "selftest": (
+        "core.selftest.command",
+        "check that crashing, hanging or flooding repros are contained, and saves survive",
+    ),
 }
 
 PROG = "cuda-clinic"

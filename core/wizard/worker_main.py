@@ -123,11 +123,13 @@ class StepLoader:
 
 
 def _reap_strays() -> int:
-    """Kill and reap processes a step left behind in our process group (Linux)."""
+    """Kill and reap processes a step left behind (Linux): those in our process group, and
+    every descendant of ours, which catches an orphan that called setsid() to leave the group
+    (as subreaper we become its parent when its own parent exits)."""
     if not sys.platform.startswith("linux"):
         return 0
     me, group = os.getpid(), os.getpgrp()
-    strays = []
+    table: dict[int, tuple[bytes, int, int]] = {}  # pid -> (state, ppid, pgrp)
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
             continue
@@ -136,9 +138,21 @@ def _reap_strays() -> int:
                 fields = handle.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        # fields[0] is the state, fields[2] the process group.
-        if int(fields[2]) == group and fields[0] != b"Z":
-            strays.append(int(entry))
+        # fields[0] is the state, fields[1] the parent, fields[2] the process group.
+        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
+    ours = {me}
+    grew = True
+    while grew:  # close the descendant set over the parent links
+        grew = False
+        for pid, (_state, ppid, _pgrp) in table.items():
+            if ppid in ours and pid not in ours:
+                ours.add(pid)
+                grew = True
+    strays = [
+        pid
+        for pid, (state, _ppid, pgrp) in table.items()
+        if state != b"Z" and (pgrp == group or pid in ours)
+    ]
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in strays:
             with contextlib.suppress(OSError):
