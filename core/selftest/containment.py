@@ -169,6 +169,7 @@ def _cuda(worker: Worker) -> Callable[[Drill], None]:
             "status": result.status,
             "poisoned": result.poisoned,
             "error": (result.error or {}).get("type"),
+            "error_code": (result.error or {}).get("error_code"),
             "message": message[:300],
             "next_step": after.status,
         }
