@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from functools import cache
 from typing import Any
 
 from core.errors import UsageError
@@ -19,9 +18,13 @@ from core.errors import UsageError
 _NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
-@cache
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
 def _hints(cls: type[Any]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _describe(kind: Any) -> str:
@@ -40,39 +43,20 @@ def _describe(kind: Any) -> str:
     return _NAMES.get(kind, getattr(kind, "__name__", str(kind)))
 
 
-def _problem(value: Any, kind: Any, where: str) -> tuple[str, str] | None:
+Problem = tuple[str, str] | None
+
+
+def _problem(value: Any, kind: Any, where: str) -> Problem:
     """(field path, what is wrong) for the first mismatch in `value`, or None."""
-    origin = typing.get_origin(kind)
     if kind is Any:
         return None
+    origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(kind)
-        if value is None and type(None) in args:
-            return None
-        problems = [_problem(value, a, where) for a in args if a is not type(None)]
-        if any(p is None for p in problems):
-            return None
-        deepest = max((p for p in problems if p), key=lambda p: len(p[0]))
-        if deepest[0] != where:
-            return deepest
-        return where, f"must be {_describe(kind)} (got {_show(value)})"
+        return _union_problem(value, kind, where)
     if origin is list:
-        if not isinstance(value, list):
-            return where, f"must be a list (got {_show(value)})"
-        (item,) = typing.get_args(kind) or (Any,)
-        for i, v in enumerate(value):
-            if p := _problem(v, item, f"{where}[{i}]"):
-                return p
-        return None
+        return _list_problem(value, kind, where)
     if origin is dict or kind is dict:
-        if not isinstance(value, dict):
-            return where, f"must be an object (got {_show(value)})"
-        args = typing.get_args(kind)
-        if len(args) == 2:
-            for k, v in value.items():
-                if p := _problem(v, args[1], f"{where}.{k}"):
-                    return p
-        return None
+        return _dict_problem(value, kind, where)
     if dataclasses.is_dataclass(kind):
         return _dataclass_problem(value, typing.cast("type[Any]", kind), where)
     if kind is float:
@@ -84,7 +68,41 @@ def _problem(value: Any, kind: Any, where: str) -> tuple[str, str] | None:
     return None if ok else (where, f"must be {_describe(kind)} (got {_show(value)})")
 
 
-def _dataclass_problem(value: Any, cls: type[Any], where: str) -> tuple[str, str] | None:
+def _union_problem(value: Any, kind: Any, where: str) -> Problem:
+    args = typing.get_args(kind)
+    if value is None and type(None) in args:
+        return None
+    problems = [_problem(value, a, where) for a in args if a is not type(None)]
+    if any(p is None for p in problems):
+        return None
+    deepest = max((p for p in problems if p), key=lambda p: len(p[0]))
+    if deepest[0] != where:
+        return deepest
+    return where, f"must be {_describe(kind)} (got {_show(value)})"
+
+
+def _list_problem(value: Any, kind: Any, where: str) -> Problem:
+    if not isinstance(value, list):
+        return where, f"must be a list (got {_show(value)})"
+    (item,) = typing.get_args(kind) or (Any,)
+    for i, v in enumerate(value):
+        if p := _problem(v, item, f"{where}[{i}]"):
+            return p
+    return None
+
+
+def _dict_problem(value: Any, kind: Any, where: str) -> Problem:
+    if not isinstance(value, dict):
+        return where, f"must be an object (got {_show(value)})"
+    args = typing.get_args(kind)
+    if len(args) == 2:
+        for k, v in value.items():
+            if p := _problem(v, args[1], f"{where}.{k}"):
+                return p
+    return None
+
+
+def _dataclass_problem(value: Any, cls: type[Any], where: str) -> Problem:
     if not isinstance(value, dict):
         return where, f"must be an object (got {_show(value)})"
     hints = _hints(cls)
