@@ -128,6 +128,13 @@ def _parse_line(line: bytes) -> tuple[str, Any]:
     return "msg", message
 
 
+def _number(value: Any, kind: type[float] | type[int]) -> float:
+    """A number from the child's message; anything else (a string, a list, NaN) reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return kind(0)
+    return kind(value)
+
+
 def _pump_results(fd: int, out: queue.Queue[tuple[str, Any]]) -> None:
     """Split the result pipe into JSON messages; report garbage and EOF."""
     buffer = b""
@@ -376,13 +383,13 @@ class Worker:
             status="ok" if ok else "error",
             value=value if ok and isinstance(value, dict) else None,
             error=None if ok else (error if isinstance(error, dict) else {"message": str(error)}),
-            duration_s=float(message.get("duration_s") or 0.0),
+            duration_s=_number(message.get("duration_s"), float),
             wall_s=time.monotonic() - started,
             stdout_tail=out,
             stderr_tail=err,
             pid=child.proc.pid,
             poisoned=bool(message.get("poisoned")),
-            strays_killed=int(message.get("strays_killed") or 0),
+            strays_killed=int(_number(message.get("strays_killed"), int)),
             log_bytes_dropped=dropped_out + dropped_err,
         )
         return result
