@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import queue
 import signal
@@ -129,8 +130,9 @@ def _parse_line(line: bytes) -> tuple[str, Any]:
 
 
 def _number(value: Any, kind: type[float] | type[int]) -> float:
-    """A number from the child's message; anything else (a string, a list, NaN) reads as 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+    """A number from the child's message; anything else (a string, a list, NaN, Infinity,
+    all of which json.loads accepts) reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return kind(0)
     return kind(value)
 

@@ -44,7 +44,7 @@ _VALUES = st.sampled_from(
         "nan",
         "1979-05-27",
     ]
-) | TEXT.map(lambda t: repr(t))
+) | TEXT.map(repr)
 
 
 @st.composite
