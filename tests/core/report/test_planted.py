@@ -96,7 +96,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             text=True,
             timeout=120,
             check=False,
-            env=os.environ.copy(),
+            # a module fixture runs before the autouse private data dir: give one explicitly
+            env={**os.environ, "CUDA_CLINIC_DATA_DIR": str(tmp / "data")},
         )
         assert result.returncode == 0, result.stderr
         out[fmt] = path.read_text()
