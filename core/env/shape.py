@@ -97,7 +97,7 @@ def _dict_problem(value: Any, kind: Any, where: str) -> Problem:
     args = typing.get_args(kind)
     if len(args) == 2:
         for k, v in value.items():
-            if p := _problem(v, args[1], f"{where}.{k}"):
+            if p := _problem(v, args[1], _key_path(where, k)):
                 return p
     return None
 
@@ -116,6 +116,16 @@ def _dataclass_problem(value: Any, cls: type[Any], where: str) -> Problem:
         if p := _problem(value[f.name], hints[f.name], path):
             return p
     return None
+
+
+def _key_path(where: str, key: Any) -> str:
+    """`where.key`, or `where['odd key']` when the key is not a plain name (a newline in a
+    key must not break the one-line error)."""
+    text = str(key)
+    if text.replace("_", "a").replace("-", "a").isalnum() and len(text) <= 60:
+        return f"{where}.{text}"
+    shown = repr(text)
+    return f"{where}[{shown if len(shown) <= 40 else shown[:37] + '...'}]"
 
 
 def _show(value: Any) -> str:

@@ -76,6 +76,9 @@ class _Walker:
             name = pair_name if raw_key == "value" and isinstance(pair_name, str) else key
             if isinstance(value, str) and _secret_field(name, value):
                 out[key] = self._whole(value, (*path, key), name)
+            elif _is_number(value) and _secret_field(name, str(value)):
+                # "pin": 12345678 is as secret as "pin": "12345678" (found by fuzzing)
+                out[key] = self._whole(str(value), (*path, key), name)
             else:
                 out[key] = self.walk(value, (*path, key), key)
         return out
@@ -105,6 +108,10 @@ class _Walker:
         self.redactions.append(
             Redaction(rid, hit.kind, label, hit.value, path, span[0], span[1], in_key=in_key)
         )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _secret_field(name: str, value: str) -> bool:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +18,9 @@ from core.env.saved import load_saved
 from core.errors import UsageError
 
 from ._kit import FUZZ, mutated, no_hang
+
+# A failing example can be a 30 kB report: its repr must not turn into a second error.
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "env"
 
@@ -75,3 +79,12 @@ def test_a_list_where_an_object_belongs_is_named() -> None:
     doc["torch"] = ["2.11.0"]
     error = _run(doc)
     assert error is not None and "field 'torch' must be an object (got a list)" in error
+
+
+def test_a_key_with_a_newline_stays_on_one_line() -> None:
+    """Found by the 20,000-example run: the field path printed the key's newline."""
+    doc = json.loads(json.dumps(BASES[0]))
+    doc["gpus"][0]["errors"] = {"\n": None}
+    error = _run(doc)
+    assert error is not None and "\n" not in error
+    assert "field 'gpus[0].errors['\\n']' must be a string (got null)" in error
