@@ -132,6 +132,31 @@ def _orphan(worker: Worker, setsid: bool) -> Callable[[Drill], None]:
     return body
 
 
+def _orphan_timeout(worker: Worker) -> Callable[[Drill], None]:
+    def body(drill: Drill) -> None:
+        events: list[dict[str, object]] = []
+        with tempfile.TemporaryDirectory(prefix="cuda-clinic-drill-") as tmp:
+            params = {"pid_file": str(Path(tmp) / "orphan.pid"), "setsid": True}
+            result = worker.run(
+                STEPS, "orphan_then_hang", params, HANG_TIMEOUT_S + 1, on_event=events.append
+            )
+        pids = [int(str(e["pid"])) for e in events if e.get("kind") == "orphan"]
+        if not pids:
+            _judge(drill, False, f"the drill step did not start its orphan: {_said(result)}")
+            return
+        gone = _gone_within(pids[0], 5)
+        if not gone:
+            os.kill(pids[0], 9)
+        _judge(
+            drill,
+            result.status == "timed_out" and gone,
+            f"the step timed out and its setsid() orphan (pid {pids[0]}) was "
+            + ("killed with it" if gone else "left running"),
+        )
+
+    return body
+
+
 def _balloon(worker: Worker) -> Callable[[Drill], None]:
     def body(drill: Drill) -> None:
         # isolated: the cap stays with the process, so that process is retired afterwards
@@ -202,6 +227,7 @@ def run_containment(python: str | None = None, cuda: bool = True) -> list[Drill]
             ("output-flood", "A step that floods its output", _flood(worker)),
             ("orphan", "An orphaned grandchild", _orphan(worker, setsid=False)),
             ("orphan-setsid", "An orphan that leaves the group", _orphan(worker, setsid=True)),
+            ("orphan-timeout", "A hung step with an escaped orphan", _orphan_timeout(worker)),
             ("memory-balloon", "A step that allocates without end", _balloon(worker)),
             ("recovery", "Ordinary work after the drills", _recovery(worker)),
         ]

@@ -84,6 +84,14 @@ def orphan(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     raise RuntimeError("the orphan never started")
 
 
+def orphan_then_hang(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Leave an orphan that called setsid(), report its pid, then hang past the time limit."""
+    value = orphan(params, emit)
+    emit({"kind": "orphan", "pid": value["orphan"]})
+    time.sleep(3600)
+    return value
+
+
 def balloon(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """Allocate memory until the allocation fails, under an address-space cap of `cap_mb`
     above what the interpreter already uses (so the drill never starves the machine)."""

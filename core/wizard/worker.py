@@ -161,6 +161,31 @@ def _pump_results(fd: int, out: queue.Queue[tuple[str, Any]]) -> None:
     out.put(("eof", None))
 
 
+def _descendants(root: int) -> list[int]:
+    """Every live descendant of `root` (Linux /proc; elsewhere none)."""
+    parents: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            parents[int(entry)] = int(fields[1])
+    found: list[int] = []
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - set(found)
+        found.extend(sorted(frontier))
+    return found
+
+
 class _Child:
     """One running worker process with its reader threads."""
 
@@ -211,14 +236,20 @@ class _Child:
         return True
 
     def kill_group(self) -> None:
-        """SIGTERM the whole process group, a short grace, then SIGKILL what is left."""
+        """SIGTERM the whole process group, a short grace, then SIGKILL what is left, and
+        every descendant that left the group with setsid() (found before the kill: the
+        worker is their subreaper, so they hang under it until it dies)."""
         pgid = self.proc.pid  # start_new_session: the child leads its own group
+        escaped = _descendants(pgid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=KILL_GRACE_S)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+        for pid in escaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         self.proc.wait()
         self.finish()
 
