@@ -67,11 +67,15 @@ def _words(payload: dict[str, Any]) -> dict[str, str]:
     return {**GPU_WORDS, "fp32": "fp32"}
 
 
+def _num(value: float) -> str:
+    """Three significant digits, trailing zeros kept ("1.00" beside a table's "1.005"); no
+    exponent for large values (1234 stays 1234)."""
+    return f"{value:#.3g}".rstrip(".") if value < 99.95 else f"{value:.0f}"
+
+
 def _ms(row: Row) -> str:
     """A median time with sensible precision."""
-    value = float(row["median_ms"])
-    # Three significant digits, trailing zeros kept: "1.00 ms" beside a table's "1.005 ms".
-    return f"{value:#.3g}".rstrip(".") + " ms" if value < 99.95 else f"{value:.0f} ms"
+    return _num(float(row["median_ms"])) + " ms"
 
 
 def _faster(fast: Row, slow: Row) -> float | None:
@@ -176,8 +180,7 @@ def _lstm_alignment(rows: list[Row], where: str, words: dict[str, str]) -> list[
 
 def _spread(row: Row) -> str:
     """The p10-p90 range of a row, e.g. `p10-p90 0.80-1.60 ms`."""
-    low, high = (f"{float(row[k]):#.3g}".rstrip(".") for k in ("p10_ms", "p90_ms"))
-    return f"p10-p90 {low}-{high} ms"
+    return f"p10-p90 {_num(float(row['p10_ms']))}-{_num(float(row['p90_ms']))} ms"
 
 
 def _alignment_text(ratio: float, fast: Row, slow: Row, dtype: str, where: str) -> str:
