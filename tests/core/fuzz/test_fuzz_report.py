@@ -99,3 +99,13 @@ def test_the_redactor_takes_any_json_leaks_nothing_and_is_idempotent(
             assert secret not in dumped
         again, more = redact(shared, Secrets())  # `report --from` on a redacted report
     assert more == [] and again["payload"] == shared["payload"]
+
+
+def test_short_summary_rows_render() -> None:
+    """Found by the 20,000-example run: a summary row with fewer than two cells (the schema
+    allows any length) raised IndexError in the Markdown renderer."""
+    doc = json.loads(json.dumps(BASE))
+    doc["summary"]["rows"] = [[], ["Driver"], *doc["summary"]["rows"], ["a", "b", "c"]]
+    validate(doc)
+    for fmt in ("json", "md", "html"):
+        assert render(doc, fmt)
