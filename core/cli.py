@@ -53,6 +53,10 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
         "core.nccl.command",
         "measure NCCL collectives between this host's GPUs (torchrun or srun)",
     ),
+    "selftest": (
+        "core.selftest.command",
+        "check that crashing, hanging or flooding repros are contained, and saves survive",
+    ),
 }
 
 PROG = "cuda-clinic"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,8 @@ Migration = Callable[[sqlite3.Connection], None]
 
 def _m001_runs(conn: sqlite3.Connection) -> None:
     """Wizard runs and benchmark runs."""
-    conn.executescript(
-        """
-        CREATE TABLE wizard_runs (
+    for statement in (
+        """CREATE TABLE wizard_runs (
             id INTEGER PRIMARY KEY,
             created TEXT NOT NULL,
             scenario TEXT NOT NULL,
@@ -33,18 +33,20 @@ def _m001_runs(conn: sqlite3.Connection) -> None:
             verdict TEXT,
             environment TEXT,
             run TEXT NOT NULL
-        );
-        CREATE INDEX wizard_runs_scenario ON wizard_runs (scenario, created);
-        CREATE TABLE bench_runs (
+        )""",
+        "CREATE INDEX wizard_runs_scenario ON wizard_runs (scenario, created)",
+        """CREATE TABLE bench_runs (
             id INTEGER PRIMARY KEY,
             created TEXT NOT NULL,
             kind TEXT NOT NULL,
             environment TEXT,
             payload TEXT NOT NULL
-        );
-        CREATE INDEX bench_runs_kind ON bench_runs (kind, created);
-        """
-    )
+        )""",
+        "CREATE INDEX bench_runs_kind ON bench_runs (kind, created)",
+    ):
+        # conn.execute, never executescript: that COMMITs first and would split the migration
+        # from its version bump.
+        conn.execute(statement)
 
 
 def _m002_try_runs(conn: sqlite3.Connection) -> None:
@@ -69,7 +71,9 @@ def _m002_try_runs(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX try_runs_created ON try_runs (created)")
 
 
-# Ordered; the database's PRAGMA user_version is the number of migrations applied.
+# Ordered; the database's PRAGMA user_version is the number of migrations applied. Each one
+# runs inside the caller's BEGIN IMMEDIATE ... COMMIT together with its version bump, so it
+# must not commit (no executescript, no COMMIT): a crash mid-way leaves the old schema whole.
 MIGRATIONS: tuple[Migration, ...] = (_m001_runs, _m002_try_runs)
 
 
@@ -100,11 +104,14 @@ def _check(conn: sqlite3.Connection) -> None:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Open, verify and configure a connection (WAL, foreign keys, busy timeout)."""
-    conn = sqlite3.connect(str(path), timeout=5.0)
+    """Open, verify and configure a connection: WAL with synchronous=FULL (a committed run
+    survives a kill or a power cut), foreign keys, a busy timeout, and explicit transactions
+    (isolation_level=None: this module says BEGIN IMMEDIATE and COMMIT itself)."""
+    conn = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
     try:
         _check(conn)
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=5000")
     except sqlite3.DatabaseError:
@@ -113,18 +120,44 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Apply pending migrations in order, each in its own transaction."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if version > len(MIGRATIONS):
-        raise HistoryError(
-            f"the user database is at schema {version}, newer than this CUDA Clinic "
-            f"({len(MIGRATIONS)}); upgrade CUDA Clinic"
-        )
-    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-        with conn:
-            migration(conn)
-            conn.execute(f"PRAGMA user_version = {number}")
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE (take the write lock now, not half-way) ... COMMIT, or ROLLBACK."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = ()) -> None:
+    """Apply pending migrations in order, each atomically with its version bump."""
+    migrations = migrations or MIGRATIONS
+    while True:
+        with _transaction(conn):
+            # Read inside the write lock: another process may have migrated meanwhile.
+            version = _version(conn)
+            if version > len(migrations):
+                raise HistoryError(
+                    f"the user database is at schema {version}, newer than this CUDA Clinic "
+                    f"({len(migrations)}); upgrade CUDA Clinic"
+                )
+            if version == len(migrations):
+                return
+            migrations[version](conn)
+            if not conn.in_transaction:
+                raise HistoryError(
+                    f"migration {version + 1} committed on its own; it must leave that to "
+                    "the migration runner"
+                )
+            conn.execute(f"PRAGMA user_version = {version + 1}")
 
 
 class History:
@@ -196,7 +229,7 @@ class History:
             "environment": json.dumps(run.get("environment")),
             "run": json.dumps(run),
         }
-        with self._conn:
+        with _transaction(self._conn):
             cursor = self._conn.execute(
                 "INSERT INTO wizard_runs (created, scenario, python, outcome, verdict, "
                 "environment, run) VALUES (:created, :scenario, :python, :outcome, :verdict, "
@@ -234,7 +267,7 @@ class History:
 
     def save_bench(self, kind: str, payload: dict[str, Any]) -> int:
         """Store a benchmark run (its environment is taken from payload['environment'])."""
-        with self._conn:
+        with _transaction(self._conn):
             cursor = self._conn.execute(
                 "INSERT INTO bench_runs (created, kind, environment, payload) VALUES (?, ?, ?, ?)",
                 (_now(), kind, json.dumps(payload.get("environment")), json.dumps(payload)),

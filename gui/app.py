@@ -135,6 +135,12 @@ def offer_first_run(window: MainWindow) -> None:
     dialog.open()
 
 
+def _drill_folder() -> Path | None:
+    """CUDA_CLINIC_SAVE_DRILL=DIR: run the save-in-a-loop durability drill (gui/drill.py)."""
+    value = os.environ.get("CUDA_CLINIC_SAVE_DRILL")
+    return Path(value) if value else None
+
+
 def main(screenshot: str | None = None, page: str | None = None) -> int:
     """Run the app; with `screenshot`, render the main window (on `page`) to a PNG and exit."""
     if screenshot:
@@ -148,7 +154,15 @@ def main(screenshot: str | None = None, page: str | None = None) -> int:
     reporter = ErrorReporter(interactive=not screenshot, parent=app)
     reporter.install()
     crash_log = configure_logging()
+    drill = None if screenshot else _drill_folder()
     try:
+        if drill is not None:  # the durability drill (tests): no single-instance handshake
+            window = build_window(app, reporter, styled)
+            from gui.drill import start_drill
+
+            window.after_first_paint(lambda: start_drill(window, drill))
+            window.show()
+            return app.exec()
         if not screenshot and instance.may_be_running() and instance.notify_running():
             print("cuda-clinic: already running; brought its window to the front.")
             return 0

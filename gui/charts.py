@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QCursor
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from core.bench.charts import BarChart
+from core.fsutil import atomic_write_text
 from gui.theme import LIGHT, Colors
 
 SERIES_COLORS = ("#3b7ddd", "#e8833a", "#3aa76d", "#9b59b6", "#d64550", "#7f8c8d")
@@ -218,5 +219,4 @@ class ChartView(QWidget):
         if self.chart is None:
             raise ValueError("no chart to export")
         theme = "dark" if self._colors.name == "dark" else "light"
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(render_svg(self.chart, theme))
+        atomic_write_text(path, render_svg(self.chart, theme))

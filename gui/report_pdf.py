@@ -19,6 +19,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtSvg import QSvgRenderer
 
+from core.fsutil import atomic_write_bytes
 from core.report import Redaction
 from core.report.html import render_html
 from core.report.scrub import reveal as reveal_items
@@ -105,5 +106,5 @@ def render_pdf(
     buffer.close()
     data = bytes(buffer.data().data())
     if path is not None:
-        Path(path).write_bytes(data)
+        atomic_write_bytes(path, data)
     return data

@@ -57,6 +57,7 @@ def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
     if directory is None:
         return []
     from core.bench.charts import render_svg
+    from core.fsutil import atomic_write_text
 
     check_charts_dir(directory)
     written = []
@@ -64,7 +65,7 @@ def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
         for theme in ("light", "dark"):
             path = directory / f"{chart.id}-{theme}.svg"
             try:
-                path.write_text(render_svg(chart, theme), encoding="utf-8")
+                atomic_write_text(path, render_svg(chart, theme))
             except OSError as exc:
                 raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
             written.append(path)

@@ -67,11 +67,15 @@ def _words(payload: dict[str, Any]) -> dict[str, str]:
     return {**GPU_WORDS, "fp32": "fp32"}
 
 
+def _num(value: float) -> str:
+    """Three significant digits, trailing zeros kept ("1.00" beside a table's "1.005"); no
+    exponent for large values (1234 stays 1234)."""
+    return f"{value:#.3g}".rstrip(".") if value < 99.95 else f"{value:.0f}"
+
+
 def _ms(row: Row) -> str:
     """A median time with sensible precision."""
-    value = float(row["median_ms"])
-    # Three significant digits, trailing zeros kept: "1.00 ms" beside a table's "1.005 ms".
-    return f"{value:#.3g}".rstrip(".") + " ms" if value < 99.95 else f"{value:.0f} ms"
+    return _num(float(row["median_ms"])) + " ms"
 
 
 def _faster(fast: Row, slow: Row) -> float | None:
@@ -170,19 +174,45 @@ def _lstm_alignment(rows: list[Row], where: str, words: dict[str, str]) -> list[
     if worst is None:
         return []
     ratio, fast, slow = worst
-    dtype = words[fast["params"]["dtype"]]
+    text = _alignment_text(ratio, fast, slow, words[fast["params"]["dtype"]], where)
+    return [Recommendation("lstm-alignment", "Size alignment", text, _evidence(fast, slow))]
+
+
+def _spread(row: Row) -> str:
+    """The p10-p90 range of a row, e.g. `p10-p90 0.80-1.60 ms`."""
+    return f"p10-p90 {_num(float(row['p10_ms']))}-{_num(float(row['p90_ms']))} ms"
+
+
+def _alignment_text(ratio: float, fast: Row, slow: Row, dtype: str, where: str) -> str:
+    """Advice on size alignment in words that match the numbers: a measured gap in either
+    direction is named with its factor; a gap inside the spread is called noise, with it."""
     if _faster(fast, slow):
-        text = (
+        return (
             f"Make input, hidden and batch sizes multiples of 8: {_size(slow)} took "
             f"{_ms(slow)} vs {_ms(fast)} at {_size(fast)} in {dtype} ({ratio:.1f}x slower "
             f"while doing slightly less work), on {where}."
         )
-    else:
-        text = (
-            f"Size alignment made no measurable difference here: {_size(slow)} {_ms(slow)} "
-            f"vs {_size(fast)} {_ms(fast)} in {dtype} (largest gap of the sweep), on {where}."
+    if back := _faster(slow, fast):
+        return (
+            f"Size alignment did not help here: the aligned {_size(fast)} took {_ms(fast)} vs "
+            f"{_ms(slow)} at {_size(slow)} in {dtype} ({back:.1f}x slower for the aligned "
+            f"size), on {where}."
         )
-    return [Recommendation("lstm-alignment", "Size alignment", text, _evidence(fast, slow))]
+    gap = max(ratio, 1 / ratio)
+    if gap < MIN_RATIO:
+        return (
+            f"Size alignment made no measurable difference here: {_size(slow)} {_ms(slow)} vs "
+            f"{_size(fast)} {_ms(fast)} in {dtype} (within {(gap - 1) * 100:.0f}%, the largest "
+            f"gap of the sweep), on {where}."
+        )
+    slower, faster = (slow, fast) if ratio >= 1 else (fast, slow)
+    return (
+        f"Size alignment: the gap is within the noise on {where}. {_size(slower)} took "
+        f"{_ms(slower)} ({_spread(slower)}) vs {_ms(faster)} ({_spread(faster)}) at "
+        f"{_size(faster)} in {dtype}: the medians are {gap:.1f}x apart but the spreads "
+        "overlap, so this run cannot tell; rerun the sweep without --quick on an idle "
+        "machine to settle it."
+    )
 
 
 def _lstm_impl(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:

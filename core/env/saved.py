@@ -61,9 +61,15 @@ def _from_data(data: dict[str, Any], path: str) -> SavedEnvironment:
         return SavedEnvironment(_rebuild(env, path), path, "report", str(data.get("generated_at")))
     if isinstance(data.get("quick"), dict) and "status" in data:
         from core.env import assemble
+        from core.env.shape import check_shape
 
         deep = data.get("deep") if isinstance(data.get("deep"), dict) else None
-        env = assemble(data["quick"], deep, data["status"], deep=bool(data.get("deep_mode")))
+        try:
+            env = assemble(data["quick"], deep, data["status"], deep=bool(data.get("deep_mode")))
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            # raw probe output edited by hand: the shape check below cannot see inside it
+            raise UsageError(f"the probe recording {path} could not be read ({exc})") from None
+        check_shape(Environment, env.to_dict(), path)
         return SavedEnvironment(env, path, "recording", str(data.get("note") or ""))
     if "python" in data and "findings" in data:
         return SavedEnvironment(_rebuild(data, path), path, "env")
@@ -79,6 +85,9 @@ def _rebuild(data: dict[str, Any], path: str) -> Environment:
             f"{path}: field 'schema_version' is {version!r}; this CUDA Clinic reads "
             f"{', '.join(str(v) for v in READABLE_SCHEMAS)} (a newer clinic wrote it?)"
         )
+    from core.env.shape import check_shape
+
+    check_shape(Environment, data, path)
     try:
         env = Environment.from_dict(data)
     except FieldError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UsageError
+from core.fsutil import atomic_write_bytes
 from core.kb.options import add_pack_option, pack_dirs
 
 _SUFFIX_FORMATS = {
@@ -238,13 +239,10 @@ def _check_writable(path: Path) -> None:
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Write through a temporary file beside `path`, so a failure leaves no half-written file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write atomically: after a failure or a kill the old file (if any) is still whole."""
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        atomic_write_bytes(path, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 

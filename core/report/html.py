@@ -123,7 +123,7 @@ class _Html:
         summary = report.get("summary") or {}
         status = str(summary.get("status", "ok"))
         out.append(f'<p class="status-{_e(status)}"><b>{_e(summary.get("headline"))}</b></p>')
-        rows = summary.get("rows") or []
+        rows = [r[:2] for r in summary.get("rows") or [] if len(r) >= 2]  # see markdown.py
         if rows:
             out.append(
                 self.table(["", ""], [[f"<b>{_e(a)}</b>", _e(b)] for a, b in rows], raw=True)

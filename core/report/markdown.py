@@ -74,7 +74,8 @@ def _document(report: Mapping[str, Any]) -> list[_Part]:
     parts: list[_Part] = []
     add = parts.append
     summary = report.get("summary") or {}
-    rows = summary.get("rows") or []
+    # a saved report edited by hand may hold short rows (the schema allows any length)
+    rows = [r for r in summary.get("rows") or [] if len(r) >= 2]
     if rows:
         add(_Part(_table(["Component", "Found"], [[f"**{r[0]}**", _inline(r[1])] for r in rows])))
     top = summary.get("top_match")

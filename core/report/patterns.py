@@ -66,6 +66,17 @@ TOKEN_RULES: tuple[TokenRule, ...] = (
     _rule("groq-key", _B + r"gsk_[0-9A-Za-z]{52}" + _E),
     _rule("replicate-token", _B + r"r8_[0-9A-Za-z]{37}" + _E),
     _rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1),
+    # Azure storage connection strings: the account key (base64, ends in ==) and SAS signatures.
+    _rule(
+        "azure-storage-key",
+        r"(?i)(?<![A-Za-z0-9_])(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})",
+        group=1,
+    ),
+    _rule(
+        "azure-sas-signature",
+        r"(?i)(?<![A-Za-z0-9_])sig=((?:[A-Za-z0-9+/]|%2[BbFf]){16,}(?:=|%3[Dd]){0,2})",
+        group=1,
+    ),
 )
 
 PRIVATE_KEY = re.compile(
@@ -120,7 +131,8 @@ EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]+\.)+[A-Z
 IPV4 = re.compile(
     r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\.\d|\w)"
 )
-IPV6_CANDIDATE = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+# The lookbehind lets a colon precede the address: NCCL prints `eth0:2001:db8::1394<0>`.
+IPV6_CANDIDATE = re.compile(r"(?<![\w.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
 MAC = re.compile(
     r"(?<![\w:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![\w:-])"
 )
@@ -149,3 +161,71 @@ COMMON_USERS = frozenset(
     {"root", "user", "admin", "ubuntu", "runner", "jovyan", "vscode", "ec2-user", "guest", "test"}
 )
 COMMON_HOSTS = frozenset({"localhost", "localhost.localdomain", "ubuntu", "debian", "host"})
+
+# Host names that are not this machine's (fleet nodes in NCCL / torchrun lines, index servers).
+# A dotted name counts only when it ends in a top-level domain that is never a file suffix
+# (.py, .pt, .so, .sh, .cu and .md are country domains too; .io, .ai, .int, .info and .app
+# are Python attribute names), so model.pt, libcudnn.so.9 and torch.nn.functional survive.
+HOST_TLDS = (
+    "com|net|org|edu|gov|mil|local|lan|internal|intranet|corp|cluster|localdomain|"
+    "co|uk|de|fr|jp|cn|us|ca|au|nl|ch|se|eu|ru|kr|cloud|tech"
+)
+HOST_FQDN = re.compile(
+    r"(?<![\w.-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?i:" + HOST_TLDS + r")"
+    r"(?![\w-]|\.\w|\()"
+)
+# A single-label name given a port (`gpu-node-12345:29500`) or named by a network word
+# (`MASTER_ADDR=node017`, `connecting to worker-3`): it must hold a digit or a hyphen, so
+# ordinary words after "to" or "host" stay.
+HOST_LABEL = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]+)*(?![\w.-])")
+HOST_CONTEXT = re.compile(
+    r"(?i)(?:\b(?:master_?addr|master-addr|hostname|host|hosts|rdzv_?endpoint|rdzv-endpoint|"
+    r"endpoint|peer|server|node|nodes|connect(?:ing|ed)?\s+to|via)|//|@)"
+    r"[\s\"'=:]*$"
+)
+# NCCL's per-line prefix `hostname:pid:tid [rank] NCCL ...`.
+NCCL_PREFIX = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9-]{0,62}):\d+:\d+ \[\d+\](?= NCCL)")
+# Public services a log or a KB citation names: kept (they identify nobody).
+PUBLIC_DOMAINS = frozenset(
+    {
+        "github.com",
+        "githubusercontent.com",
+        "github.io",
+        "pytorch.org",
+        "nvidia.com",
+        "python.org",
+        "pypi.org",
+        "pythonhosted.org",
+        "huggingface.co",
+        "hf.co",
+        "anaconda.org",
+        "anaconda.com",
+        "conda.io",
+        "conda-forge.org",
+        "readthedocs.io",
+        "readthedocs.org",
+        "stackoverflow.com",
+        "w3.org",
+        "json-schema.org",
+        "google.com",
+        "googleapis.com",
+        "microsoft.com",
+        "ubuntu.com",
+        "debian.org",
+        "kernel.org",
+        "gnu.org",
+        "docker.com",
+        "docker.io",
+        "nvcr.io",
+        "wandb.ai",
+        "mozilla.org",
+        "apple.com",
+        "gitlab.com",
+        "bitbucket.org",
+        "sourceforge.net",
+        "colab.research.google.com",
+    }
+)
+# Cloud endpoints kept only as themselves: `core.windows.net` is public, but
+# `mystore.blob.core.windows.net` names the user's storage account.
+CLOUD_SUFFIXES = frozenset({"core.windows.net", "amazonaws.com", "azurecr.io", "cloudapp.net"})

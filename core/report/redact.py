@@ -34,6 +34,7 @@ _PRIORITY = {
     "user-name": 8,
     "host-name": 8,
     "node-name": 8,
+    "remote-host": 9,  # this machine's own name (host-name) wins the same span
 }
 _TOKEN_PRIORITY = 1
 _FIXED_LABELS = {"user-name": "[user]", "host-name": "[host]"}
@@ -43,6 +44,7 @@ _LABEL_TEMPLATES = {
     "ipv6": "[ipv6 #{n}]",
     "email": "[email #{n}]",
     "mac-address": "[mac #{n}]",
+    "remote-host": "[host #{n}]",
 }
 _SECRET_LABEL = re.compile(r"^\[REDACTED [^\]]+\]$")
 _VERSION_KEYS = frozenset(
@@ -316,6 +318,7 @@ class Redactor:
             in_url = re.search(r"://[^\s/@]*$", text[max(0, m.start() - 300) : m.start()])
             if not in_url and not m.group().lower().startswith("git@"):
                 yield 6, Hit(m.start(), m.end(), "email", m.group())
+        yield from ((9, h) for h in _remote_hosts(text))
         low = (key or "").lower()
         # version fields hold dotted numbers, never addresses; so do torch's pins
         # ("declared", {"nvidia-cudnn-cu13": "9.19.0.56"}: pip names are lower-case with "-")
@@ -350,6 +353,33 @@ class Redactor:
             pos = hit.end
         out.append(text[pos:])
         return "".join(out), spans
+
+
+def _remote_hosts(text: str) -> Iterable[Hit]:
+    """Host names of other machines: dotted names with a real top-level domain (public
+    services excepted), NCCL line prefixes, and single labels a network word or a port names."""
+    for m in pat.HOST_FQDN.finditer(text):
+        domain = m.group().lower()
+        public = domain in pat.CLOUD_SUFFIXES or any(
+            domain == d or domain.endswith("." + d) for d in pat.PUBLIC_DOMAINS
+        )
+        if not public and domain not in pat.COMMON_HOSTS:
+            yield Hit(m.start(), m.end(), "remote-host", m.group())
+    for m in pat.NCCL_PREFIX.finditer(text):
+        if m.group(1).lower() not in pat.COMMON_HOSTS:
+            yield Hit(m.start(1), m.end(1), "remote-host", m.group(1))
+    for m in pat.HOST_LABEL.finditer(text):
+        name = m.group()
+        if "." in name or name.lower() in pat.COMMON_HOSTS:
+            continue
+        if not (any(c.isdigit() for c in name) or "-" in name):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        named = pat.HOST_CONTEXT.search(text[line_start : m.start()]) is not None
+        port = re.match(r":\d{2,5}(?![\d:.])", text[m.end() : m.end() + 7]) is not None
+        with_digits = any(c.isdigit() for c in name) and "-" in name
+        if named or (port and with_digits):
+            yield Hit(m.start(), m.end(), "remote-host", name)
 
 
 def _is_version_key(low: str) -> bool:

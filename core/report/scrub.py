@@ -78,6 +78,9 @@ class _Walker:
             name = pair_name if raw_key == "value" and isinstance(pair_name, str) else key
             if isinstance(value, str) and _secret_field(name, value):
                 out[key] = self._whole(value, (*path, key), name)
+            elif _is_number(value) and _secret_field(name, str(value)):
+                # "pin": 12345678 is as secret as "pin": "12345678" (found by fuzzing)
+                out[key] = self._whole(str(value), (*path, key), name)
             else:
                 out[key] = self.walk(
                     value, (*path, key), row if row and raw_key != "field" else key
@@ -119,6 +122,10 @@ def _version_row(obj: Mapping[str, Any]) -> str | None:
         return None
     bare = re.sub(r"\s*\([^)]*\)", "", label).strip()
     return "version" if bare.lower().endswith("version") or VERSION_WORDS.search(bare) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _secret_field(name: str, value: str) -> bool:

@@ -25,15 +25,18 @@ STATUS_OUTCOME = {
 }
 
 
+MAX_ERROR_LINE = 1000
+
+
 def _error_line(result: StepResult) -> str | None:
-    """'Type: message' of a failed step, first line only."""
+    """'Type: message' of a failed step on one line: the whole message, its lines joined
+    (torch's messages put their example on the next line: "For example:\n  with ...")."""
     if result.error is None:
         return None
-    message = str(result.error.get("message", "")).strip()
+    message = " ".join(str(result.error.get("message", "")).split())
     kind = result.error.get("type")
-    first = message.splitlines()[0] if message else ""
-    text = f"{kind}: {first}" if kind and kind not in STATUS_OUTCOME else first
-    return text[:500]
+    text = f"{kind}: {message}" if kind and kind not in STATUS_OUTCOME else message
+    return text if len(text) <= MAX_ERROR_LINE else text[: MAX_ERROR_LINE - 1] + "…"
 
 
 def _full_error(result: StepResult) -> str:

@@ -97,6 +97,12 @@ def _clean_summary(rest: list[dict[str, Any]]) -> str:
     return "Not reproduced: the repro ran without the error on this machine."
 
 
+def _sentence(text: str) -> str:
+    """`text` ended by one full stop (a quoted message may end in one already)."""
+    text = str(text).rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def _summary(
     repro: dict[str, Any],
     rest: list[dict[str, Any]],
@@ -110,7 +116,7 @@ def _summary(
     if outcome in ("crashed", "timed_out"):
         head = f"The repro {outcome.replace('_', ' ')}: {repro['note']}."
     elif outcome == "reproduced":
-        head = f"Reproduced on this machine: {repro.get('error') or repro['note']}."
+        head = f"Reproduced on this machine: {_sentence(repro.get('error') or repro['note'])}"
     elif repro.get("status") == "error":
         head = f"The documented error did not appear; this machine {repro['note']}."
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import queue
 import signal
@@ -130,6 +131,14 @@ def _parse_line(line: bytes) -> tuple[str, Any]:
     return "msg", message
 
 
+def _number(value: Any, kind: type[float] | type[int]) -> float:
+    """A number from the child's message; anything else (a string, a list, NaN, Infinity,
+    all of which json.loads accepts) reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return kind(0)
+    return kind(value)
+
+
 def _pump_results(fd: int, out: queue.Queue[tuple[str, Any]]) -> None:
     """Split the result pipe into JSON messages; report garbage and EOF."""
     buffer = b""
@@ -152,6 +161,31 @@ def _pump_results(fd: int, out: queue.Queue[tuple[str, Any]]) -> None:
     if buffer.strip():
         out.put(_parse_line(buffer))
     out.put(("eof", None))
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live descendant of `root` (Linux /proc; elsewhere none)."""
+    parents: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            parents[int(entry)] = int(fields[1])
+    found: list[int] = []
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - set(found)
+        found.extend(sorted(frontier))
+    return found
 
 
 class _Child:
@@ -211,10 +245,16 @@ class _Child:
         return True
 
     def kill_group(self) -> None:
-        """SIGTERM the whole process group, a short grace, then SIGKILL what is left."""
+        """SIGTERM the whole process group, a short grace, then SIGKILL what is left: the
+        group, anything carrying the token, and every descendant that left the group with
+        setsid() (found before the kill: the worker is their subreaper)."""
         # start_new_session: the child leads its own group; reap() ends the group and anything
         # carrying the token, before the leader is waited for (so its pgid cannot be reused).
+        escaped = _descendants(self.proc.pid)
         reap(self.proc.pid, self.token)
+        for pid in escaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         self.proc.wait()
         self.finish()
 
@@ -389,13 +429,13 @@ class Worker:
             status="ok" if ok else "error",
             value=value if ok and isinstance(value, dict) else None,
             error=None if ok else (error if isinstance(error, dict) else {"message": str(error)}),
-            duration_s=float(message.get("duration_s") or 0.0),
+            duration_s=_number(message.get("duration_s"), float),
             wall_s=time.monotonic() - started,
             stdout_tail=out,
             stderr_tail=err,
             pid=child.proc.pid,
             poisoned=bool(message.get("poisoned")),
-            strays_killed=int(message.get("strays_killed") or 0),
+            strays_killed=int(_number(message.get("strays_killed"), int)),
             log_bytes_dropped=dropped_out + dropped_err,
         )
         return result

@@ -122,12 +122,9 @@ class StepLoader:
         return func  # type: ignore[no-any-return]
 
 
-def _reap_strays() -> int:
-    """Kill and reap processes a step left behind in our process group (Linux)."""
-    if not sys.platform.startswith("linux"):
-        return 0
-    me, group = os.getpid(), os.getpgrp()
-    strays = []
+def _process_table(me: int) -> dict[int, tuple[bytes, int, int]]:
+    """pid -> (state, parent pid, process group) of every other process (Linux /proc)."""
+    table: dict[int, tuple[bytes, int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
             continue
@@ -136,9 +133,34 @@ def _reap_strays() -> int:
                 fields = handle.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        # fields[0] is the state, fields[2] the process group.
-        if int(fields[2]) == group and fields[0] != b"Z":
-            strays.append(int(entry))
+        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
+    return table
+
+
+def _strays(me: int, group: int) -> list[int]:
+    """Live processes in our group, and every descendant of ours: that catches an orphan
+    that called setsid() to leave the group (as subreaper we became its parent)."""
+    table = _process_table(me)
+    ours = {me}
+    grew = True
+    while grew:  # close the descendant set over the parent links
+        grew = False
+        for pid, (_state, ppid, _pgrp) in table.items():
+            if ppid in ours and pid not in ours:
+                ours.add(pid)
+                grew = True
+    return [
+        pid
+        for pid, (state, _ppid, pgrp) in table.items()
+        if state != b"Z" and (pgrp == group or pid in ours)
+    ]
+
+
+def _reap_strays() -> int:
+    """Kill and reap processes a step left behind (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    strays = _strays(os.getpid(), os.getpgrp())
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in strays:
             with contextlib.suppress(OSError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.fsutil import atomic_write_text
 from core.report import Redaction, collect, redact, render
 from gui.context import AppContext
 from gui.pages.base import Page, label
@@ -227,7 +227,7 @@ class ReportPage(Page):
             render_pdf(self.shared, path, redactions=self.items, reveal=self.revealed)
         else:
             text = render(self.shared, fmt, redactions=self.items, reveal=self.revealed)
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write_text(path, text)
 
     def _on_export(self) -> None:
         fmt = str(self.format_box.currentData())
@@ -248,7 +248,7 @@ class ReportPage(Page):
 
         def write() -> None:
             text = render(shared, fmt, redactions=items, reveal=revealed)
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write_text(path, text)
 
         self.ctx.tasks.run(write, lambda _r: self._on_exported(path))
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.errors import HistoryError
-from core.history import MIGRATIONS, History
+from core.history import MIGRATIONS, History, _migrate
 from core.paths import user_db_path
 
 
@@ -162,3 +162,37 @@ def test_try_runs_round_trip_and_the_migration_leaves_the_commit_to_its_caller(
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert "try_runs" not in tables
+
+
+def _boom_after_create(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+    raise RuntimeError("power cut mid-migration")
+
+
+def _commits_itself(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)")
+    conn.execute("COMMIT")
+
+
+def test_a_failing_migration_leaves_the_old_schema_whole(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    History.open(path).close()  # at the current schema
+    conn = sqlite3.connect(path, isolation_level=None)
+    with pytest.raises(RuntimeError, match="power cut"):
+        _migrate(conn, (*MIGRATIONS, _boom_after_create))
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "notes" not in tables  # the half-done migration was rolled back with its bump
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    conn.close()
+    with History.open(path) as history:  # and the app still opens it
+        assert history.schema_version == len(MIGRATIONS)
+
+
+def test_a_migration_that_commits_on_its_own_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    History.open(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    with pytest.raises(HistoryError, match="committed on its own"):
+        _migrate(conn, (*MIGRATIONS, _commits_itself))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    conn.close()

@@ -135,3 +135,37 @@ def test_conv_advice_does_not_hide_a_clear_difference_in_another_dtype() -> None
     rows[3].update(median_ms=2.4, p10_ms=2.3, p90_ms=2.5)
     (rec,) = recommend({**payload, "results": rows})
     assert "(1.7x) in bf16 (no clear difference in strict fp32 (TF32 off))" in rec.text
+
+
+def _cpu_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "kind": "lstm",
+        "device": {"type": "cpu"},
+        "environment": {"cpu": "x86_64", "threads": 2, "torch": "2.13.0"},
+        "results": rows,
+    }
+
+
+def test_a_wide_noisy_gap_is_called_noise_with_its_spread_not_no_difference() -> None:
+    """The CPU case a user saw: 1.53 ms vs 0.882 ms with overlapping spreads."""
+    aligned = _row("cudnn", "fp32", (64, 64, 16), 0.882)
+    aligned["p10_ms"], aligned["p90_ms"] = 0.80, 1.60
+    misaligned = _row("cudnn", "fp32", (61, 61, 15), 1.53)
+    misaligned["p10_ms"], misaligned["p90_ms"] = 0.85, 2.10
+    text = {r.id: r for r in recommend(_cpu_payload([aligned, misaligned]))}["lstm-alignment"].text
+    assert "no measurable difference" not in text
+    assert "within the noise" in text
+    assert "1.7x apart" in text
+    assert "61/61/15 took 1.53 ms (p10-p90 0.850-2.10 ms)" in text
+    assert "vs 0.882 ms (p10-p90 0.800-1.60 ms) at 64/64/16" in text
+
+
+def test_a_measured_gap_the_other_way_says_the_aligned_size_was_slower() -> None:
+    rows = [
+        _row("cudnn", "fp32", (64, 64, 16), 1.53),
+        _row("cudnn", "fp32", (61, 61, 15), 0.882),
+    ]
+    text = {r.id: r for r in recommend(_cpu_payload(rows))}["lstm-alignment"].text
+    assert text.startswith("Size alignment did not help here")
+    assert "the aligned 64/64/16 took 1.53 ms vs 0.882 ms at 61/61/15" in text
+    assert "1.7x slower for the aligned size" in text

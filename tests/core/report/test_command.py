@@ -55,7 +55,12 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         str(log),
         "-o",
         str(out),
-        env={"HF_TOKEN": hf, "CUDA_CACHE_TOKEN": "FAKESECRET_" + gh[4:20]},
+        env={
+            "HF_TOKEN": hf,
+            "CUDA_CACHE_TOKEN": "FAKESECRET_" + gh[4:20],
+            # a module fixture runs before the autouse private data dir: never the real one
+            "CUDA_CLINIC_DATA_DIR": str(tmp / "data"),
+        },
     )
     return {"result": result, "text": out.read_text(), "secrets": (hf, gh), "tmp": tmp}
 

@@ -88,9 +88,7 @@ GENERATORS: dict[str, Gen] = {
     "google-api-key": _same(lambda r: "AI" + "za" + _r(r, 35, ALNUM + "_-")),
     "jwt": _same(_jwt),
     "private-key": _same(_private_key),
-    "url-credentials": _after(
-        "pip index: https://build:", lambda r: _r(r, 20), "@pkgs.example.com/simple"
-    ),
+    "url-credentials": _after("pip index: https://build:", lambda r: _r(r, 20), "@pypi.org/simple"),
     "bearer-token": _after("Authorization: Bearer ", lambda r: _r(r, 40)),
     "generic-secret": _after('db_password = "', lambda r: _r(r, 24), '"'),
     "pypi-token": _same(lambda r: "pypi-" + "AgEIcHlwaS5vcmc" + _r(r, 70, ALNUM + "_-")),
@@ -295,3 +293,10 @@ def test_versions_in_json_text_and_kb_signatures_survive() -> None:
     assert is_secret_name("AWS_SIGNATURE")
     address = '{"master_addr": "10.1.2.3"}'
     assert "10.1.2.3" not in r.redact_text(address)[0]
+
+
+def test_a_number_under_a_secret_name_is_redacted_too() -> None:
+    """Found by fuzzing: `"TOKEN": 1.34e+154` stayed (only strings were redacted)."""
+    shared, items = redact({"config": {"API_TOKEN": 84731950266, "max_tokens": 512}}, Secrets())
+    assert shared["config"] == {"API_TOKEN": "[REDACTED env:API_TOKEN]", "max_tokens": 512}
+    assert [r.kind for r in items] == ["env-secret"]

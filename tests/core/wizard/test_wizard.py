@@ -263,3 +263,22 @@ def test_get_scenario_unknown_id() -> None:
 
     with pytest.raises(UsageError):
         get_scenario("nope")
+
+
+def test_a_multi_line_error_is_quoted_whole_in_the_summary() -> None:
+    """torch's double-backward message ends 'For example:' with the code on the next lines;
+    the summary once read 'For example: .'"""
+    tail = (
+        "Double backwards is not supported for CuDNN RNNs. To run double backwards, please "
+        "disable the CuDNN backend temporarily while running the forward pass of your RNN. "
+        "For example: \nwith torch.backends.cudnn.flags(enabled=False):\n"
+        "    output = model(inputs)"
+    )
+    run = run_scenario(fake(repro=Step("repro", "fails", BASIC, "fail", {"what": tail})))
+    summary = run.verdict["summary"]
+    assert "For example: ." not in summary
+    assert (
+        "For example: with torch.backends.cudnn.flags(enabled=False): output = model(inputs)."
+        in summary
+    )
+    assert run.steps[0]["error"].endswith("output = model(inputs)")

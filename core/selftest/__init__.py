@@ -1,0 +1,72 @@
+"""`cuda-clinic selftest`: containment and durability drills run for real on this machine.
+
+from core.selftest import run_selftest
+drills = run_selftest(python=None, kills=8, cuda=True)   # list[Drill]
+all(d.status != "failed" for d in drills)
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+from core.selftest.model import FAILED, PASSED, SKIPPED, Drill
+
+__all__ = ["FAILED", "PASSED", "SKIPPED", "Drill", "run_selftest"]
+
+
+def _durability(kills: int, seed: int) -> Drill:
+    from core.selftest.durability import drill_summary, kill_drill
+
+    drill = Drill("kill-while-saving", "SIGKILL while saving runs, sweeps and reports")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="cuda-clinic-selftest-") as tmp:
+        stats = kill_drill(Path(tmp), kills, seed=seed)
+    drill.seconds = round(time.monotonic() - start, 3)
+    drill.status = PASSED if stats.kills == kills and not stats.failures else FAILED
+    drill.detail = drill_summary(stats)
+    drill.facts = stats.to_dict()
+    return drill
+
+
+def _corrupt_database() -> Drill:
+    from core.history import History
+
+    drill = Drill("corrupt-database", "A damaged user database")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="cuda-clinic-selftest-") as tmp:
+        path = Path(tmp) / "history.sqlite"
+        path.write_bytes(b"SQLite format 3\x00" + b"\x13garbage after a crash" * 300)
+        quiet = logging.getLogger("cuda_clinic.history")
+        level, quiet.level = quiet.level, logging.ERROR  # the warning is expected here
+        try:
+            history = History.open(path)
+        finally:
+            quiet.setLevel(level)
+        with history:
+            saved = history.save_run({"scenario": "selftest/corrupt", "outcome": "fixed"})
+            kept = list(Path(tmp).glob("history.sqlite.corrupt-*"))
+            ok = bool(history.warning) and len(kept) == 1 and history.get_run(saved) is not None
+    drill.seconds = round(time.monotonic() - start, 3)
+    drill.status = PASSED if ok else FAILED
+    drill.detail = (
+        "kept the damaged file aside, started a new database and saved a run into it"
+        if ok
+        else "the damaged database was not set aside and rebuilt"
+    )
+    return drill
+
+
+def run_selftest(
+    python: str | None = None, kills: int = 8, cuda: bool = True, seed: int = 0
+) -> list[Drill]:
+    """Every drill: containment in the real worker of `python`, then durability."""
+    from core.selftest.containment import run_containment
+
+    drills = run_containment(python, cuda=cuda)
+    if kills > 0:
+        drills.append(_durability(kills, seed))
+    drills.append(_corrupt_database())
+    return drills
