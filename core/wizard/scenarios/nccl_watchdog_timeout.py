@@ -10,7 +10,7 @@ from core.wizard.model import Requirements, Scenario, Step
 
 ORDER = 900
 ID = "nccl/watchdog-timeout"
-STEP_TIMEOUT_S = 60.0
+STEP_TIMEOUT_S = 50.0
 
 
 def _named(value: Mapping[str, Any], _ctx: Mapping[str, Any]) -> bool:
@@ -19,7 +19,7 @@ def _named(value: Mapping[str, Any], _ctx: Mapping[str, Any]) -> bool:
 
 
 def _run(name: str, title: str, snippet: str = "", **kw: Any) -> Step:
-    params = {"skip": True, "timeout_s": 5, "limit_s": 50, **kw.pop("params", {})}
+    params = {"skip": True, "timeout_s": 5, "limit_s": 40, **kw.pop("params", {})}
     return Step(
         name,
         title,

@@ -261,8 +261,8 @@ def watchdog(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         "slow_s": float(params.get("slow_s", 0)),
         "timeout_s": float(params.get("timeout_s", 5)),
     }
-    config["hold_s"] = config["timeout_s"] + 15  # the skipping rank is busy elsewhere meanwhile
-    limit = float(params.get("limit_s", 50))
+    config["hold_s"] = config["timeout_s"] + 8  # the skipping rank is busy elsewhere meanwhile
+    limit = float(params.get("limit_s", 40))
     run = launch(config, limit, emit)
     diagnostic = params.get("diagnostic")
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
