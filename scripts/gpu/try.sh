@@ -23,8 +23,8 @@ if [ "$#" -gt 0 ]; then
   scripts=("$@")
 else
   # Quickest first, so a slow machine still records most of them.
-  scripts=(eval_rnn_saliency.py wgan_gp_lstm.py deterministic_cublas.py embedding_oob.py
-           fragmentation_oom.py)
+  scripts=(eval_rnn_saliency.py wgan_gp_lstm.py deterministic_cublas.py deterministic_histogram.py
+           embedding_oob.py fragmentation_oom.py)
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv,noheader \
   >"$out/nvidia-smi.txt" 2>&1

@@ -72,3 +72,13 @@ def test_deterministic_cublas_fails_only_where_torch_still_checks_the_workspace(
         return
     assert run["entry"]["id"] == "cuda/cublas-workspace-config"
     assert fixes(run)["cublas-workspace-4096"]["verdict"] == "fixed"
+
+
+def test_deterministic_histogram_is_fixed_by_warn_only_but_not_by_the_cublas_workspace() -> None:
+    run = load("deterministic_histogram")["try"]
+    assert run["status"] == "failed"
+    assert run["entry"]["id"] == "cuda/nondeterministic-op"
+    assert run["frame"]["line"] == 21  # torch.histc in the user's loop
+    verdicts = {fix_id: fix["verdict"] for fix_id, fix in fixes(run).items()}
+    assert verdicts["deterministic-warn-only"] == "fixed"
+    assert "cublas-workspace-4096" not in verdicts  # not a fix this entry declares
