@@ -39,9 +39,9 @@ test-core: $(STAMP)
 test-gui: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/gui
 
-# Build the wheel, install it into a fresh venv and run it from another folder (about 10 s);
-# also starts the PyInstaller bundle once when `make package` has built it.
-test-install: $(STAMP)
+# Build the wheel, install it into a fresh venv and run it from another folder (about 10 s),
+# and build the PyInstaller bundle (about 20 s once PyInstaller is installed) and start it once.
+test-install: $(STAMP) package
 	$(PY) -m pytest -q -p no:pytest-qt tests/install
 
 test-gpu: $(STAMP)
