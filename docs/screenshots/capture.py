@@ -4,9 +4,12 @@ Run from the repository root: `.venv/bin/python docs/screenshots/capture.py [OUT
 Everything shown comes from this machine: its environment, the bundled KB, a wizard run and a
 quick benchmark sweep executed here. Settings and history go to a temporary folder.
 
-With `--gpu` it captures two other views instead: the Environment page showing a real deep-check
-recording from an H200 server opened from its JSON (tests/data/env/gpu_deep.json), and the
-Diagnose page with a real cuDNN error from a public issue thread (tests/data/matcher/cases).
+With `--new` it captures the broken-stack Environment page (a recording from the H200 with a
+foreign cuDNN on LD_LIBRARY_PATH), the Fleet page on the simulated nodes, and the "Your script"
+tab after `try` and its fixes ran a real CPU script. With `--gpu` it captures two other views
+instead: the Environment page showing a real deep-check recording from an H200 server opened
+from its JSON (tests/data/env/gpu_deep.json), and the Diagnose page with a real cuDNN error from
+a public issue thread (tests/data/matcher/cases).
 """
 
 from __future__ import annotations
@@ -87,8 +90,8 @@ def main() -> int:
     window.remember_state = False
     window.show()
     window.resize(*SCREENSHOT_SIZE)
-    if "--gpu" in sys.argv:
-        capture_gpu(window, out, suffix)
+    if "--gpu" in sys.argv or "--new" in sys.argv:
+        (capture_gpu if "--gpu" in sys.argv else capture_new)(window, out, suffix)
         window.close()
         reporter.uninstall()
         return 1 if reporter.unexpected else 0
@@ -149,6 +152,37 @@ def capture_gpu(window: MainWindow, out: Path, suffix: str) -> None:
     diagnose.diagnose()
     settle(window, lambda: diagnose.report is not None)
     shoot(window, out, f"diagnose-gpu{suffix}")
+
+
+BROKEN_RECORDING = REPO / "tests" / "data" / "env" / "broken" / "ld-library-path-system-cudnn.json"
+FLEET_NODES = REPO / "tests" / "data" / "fleet" / "nodes"
+TRY_SCRIPT = REPO / "tests" / "data" / "scripts" / "deterministic_put.py"
+
+
+def capture_new(window: MainWindow, out: Path, suffix: str) -> None:
+    """A broken stack recorded on the H200, a simulated fleet, and `try` on a real CPU script."""
+    env = window.show_page("environment")
+    env.open_file(str(BROKEN_RECORDING))
+    settle(window, lambda: env.loaded is not None)
+    shoot(window, out, f"environment-broken{suffix}")
+
+    fleet = window.show_page("fleet")
+    fleet.open_path(str(FLEET_NODES))
+    settle(window, lambda: fleet.section is not None)
+    shoot(window, out, f"fleet{suffix}")
+
+    wizard = window.show_page("wizard")
+    settle(window, lambda: wizard.env is not None)
+    wizard.tabs.setCurrentWidget(wizard.try_tab)
+    tab = wizard.try_tab
+    tab.command.setText(f"python {TRY_SCRIPT.name}")
+    tab.folder.setText(str(TRY_SCRIPT.parent))
+    tab.start()
+    settle(window, lambda: tab.task is None and tab.result is not None)
+    tab.show_plan()
+    tab.start_fixes()
+    settle(window, lambda: tab.task is None)
+    shoot(window, out, f"try{suffix}")
 
 
 if __name__ == "__main__":

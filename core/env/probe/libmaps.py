@@ -195,8 +195,31 @@ def describe(paths: list[str], read_symbols: bool = True) -> list[dict[str, Any]
             elif error:
                 record["version_error"] = error
         out.append(record)
+    _dispatcher_versions(out)
     _sibling_versions(out)
     return out
+
+
+def _dispatcher_versions(records: list[dict[str, Any]]) -> None:
+    """cuDNN 9's core only dispatches: its version function answers with the libcudnn_graph
+    the loader found, wherever that was. A core's version is the graph's beside it, or none."""
+    graphs = {r["directory"]: r for r in records if r["family"] == "cudnn_graph" and r["version"]}
+    for r in records:
+        if r["family"] != "cudnn" or r["version_source"] != "symbol":
+            continue
+        major = re.search(r"\.so\.(\d+)", r["name"])
+        if not major or int(major.group(1)) < 9 or not graphs:
+            continue
+        beside = graphs.get(r["directory"])
+        if beside is not None:
+            r["version"], r["version_source"] = beside["version"], "sibling"
+        else:
+            elsewhere = next(iter(graphs.values()))
+            r["version"], r["version_source"] = None, None
+            r["version_error"] = (
+                f"its version function answers for {elsewhere['path']}, the graph library "
+                "the loader found"
+            )
 
 
 def _sibling_versions(records: list[dict[str, Any]]) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
+import re
 import sys
 from typing import Any
 
@@ -26,9 +28,27 @@ def decode_cudnn_version(value: int) -> str:
     return f"{major}.{minor}.{patch}"
 
 
+def _graph_beside(path: str) -> str | None:
+    """cuDNN 9's libcudnn_graph in the same folder as the core `path`, if there is one.
+
+    cuDNN 9's libcudnn.so only dispatches: its cudnnGetVersion loads libcudnn_graph by name,
+    so with another cuDNN on LD_LIBRARY_PATH it answers with that copy's version (measured on
+    an H200: the wheel's core said 9.14 with the system 9.14 on the path). The graph library
+    answers for itself, so it is asked directly, by its full path.
+    """
+    folder, name = os.path.split(path)
+    match = re.match(r"libcudnn\.so\.(\d+)", name)
+    if not match or int(match.group(1)) < 9:
+        return None
+    graph = os.path.join(folder, f"libcudnn_graph.so.{match.group(1)}")
+    return graph if os.path.exists(graph) else None
+
+
 def read_cudnn_version(path: str) -> dict[str, Any]:
-    """Load `path` and ask it for its version; errors become an `error` string."""
+    """Load `path` (or, for cuDNN 9, its graph library) and ask it for its version; errors
+    become an `error` string."""
     out: dict[str, Any] = {"version": None, "version_int": None, "cudart": None, "error": None}
+    path = _graph_beside(path) or path
     try:
         lib = ctypes.CDLL(path)
     except OSError as exc:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from core.env.probe import script_path
+from core.env.probe import libmaps, script_path
 
 LOAD_AND_SNAPSHOT = """
 import ctypes, importlib.util, json, sys
@@ -86,3 +86,68 @@ def test_deep_probe_keeps_a_failing_torch_import_verbatim(tmp_path: Path) -> Non
     assert data["probe_version"] == 2
     assert data["errors"] == [{"stage": "import torch", "type": "ImportError", "message": message}]
     assert data["torch"]["imported"] is False
+
+
+def test_a_cudnn9_core_never_reports_the_version_of_a_graph_library_found_elsewhere() -> None:
+    # Recorded on the H200 with LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu: torch mapped its
+    # wheel's dispatching core and the system's 9.14 sub-libraries; the core's cudnnGetVersion
+    # answered 9.14 for the graph library the loader had found.
+    wheel = "/venv/site-packages/nvidia/cudnn/lib"
+    system = "/usr/lib/x86_64-linux-gnu"
+    records = [
+        {
+            "path": f"{system}/libcudnn_graph.so.9.14.0",
+            "name": "libcudnn_graph.so.9.14.0",
+            "directory": system,
+            "family": "cudnn_graph",
+            "version": "9.14.0",
+            "version_source": "file-name",
+        },
+        {
+            "path": f"{wheel}/libcudnn.so.9",
+            "name": "libcudnn.so.9",
+            "directory": wheel,
+            "family": "cudnn",
+            "version": "9.14.0",
+            "version_source": "symbol",
+        },
+    ]
+    libmaps._dispatcher_versions(records)
+    core = records[1]
+    assert core["version"] is None
+    assert f"{system}/libcudnn_graph.so.9.14.0" in core["version_error"]
+
+
+def test_a_cudnn9_core_takes_the_version_of_the_graph_library_beside_it() -> None:
+    folder = "/venv/site-packages/nvidia/cudnn/lib"
+    records = [
+        {
+            "path": f"{folder}/libcudnn_graph.so.9",
+            "name": "libcudnn_graph.so.9",
+            "directory": folder,
+            "family": "cudnn_graph",
+            "version": "9.19.0",
+            "version_source": "symbol",
+        },
+        {
+            "path": f"{folder}/libcudnn.so.9",
+            "name": "libcudnn.so.9",
+            "directory": folder,
+            "family": "cudnn",
+            "version": "9.14.0",
+            "version_source": "symbol",
+        },
+    ]
+    libmaps._dispatcher_versions(records)
+    assert (records[1]["version"], records[1]["version_source"]) == ("9.19.0", "sibling")
+
+
+def test_the_disk_scan_asks_the_graph_library_beside_a_cudnn9_core(tmp_path: Path) -> None:
+    from core.env.probe import libversion
+
+    core = tmp_path / "libcudnn.so.9"
+    core.write_bytes(b"")
+    assert libversion._graph_beside(str(core)) is None  # no graph library there
+    (tmp_path / "libcudnn_graph.so.9").write_bytes(b"")
+    assert libversion._graph_beside(str(core)) == str(tmp_path / "libcudnn_graph.so.9")
+    assert libversion._graph_beside(str(tmp_path / "libcudnn.so.8")) is None  # cuDNN 8: one lib
