@@ -170,13 +170,16 @@ class TryTab(QWidget):
     # -- actions --------------------------------------------------------------------------
     def start(self) -> None:
         """Check the command, then run it (original run) on a run thread."""
+        from core.target import default_python
         from core.tryrun.runner import TryOptions, start
 
         try:
             words = shlex.split(self.command.text())
             opts = TryOptions(
                 command=tuple(words),
-                python=self.ctx.target.path,
+                # The picker's interpreter runs a leading `python` word, "this app's Python"
+                # too: never whatever `python` happens to be first on PATH.
+                python=self.ctx.target.path or default_python(),
                 cwd=self.folder.text().strip() or None,
                 timeout=self.timeout.value(),
                 until=self.until.text().strip() or None,

@@ -74,3 +74,17 @@ def test_a_command_that_is_not_found_is_one_sentence(qtbot, ctx: AppContext) -> 
     tab.run_button.click()
     assert tab.task is None
     assert tab.status.text() == "try: no-such-program-xyz: command not found on PATH"
+
+
+def test_a_leading_python_word_runs_the_chosen_interpreter_not_the_one_on_path(
+    qtbot, ctx: AppContext, tmp_path: Path
+) -> None:
+    # "This app's Python" is chosen (no target path): `python` must still mean the app's own
+    # interpreter (which has torch here), not whatever `python` is first on PATH.
+    tab = _tab(qtbot, ctx)
+    tab.command.setText(f"python {SCRIPTS / 'deterministic_put.py'}")
+    tab.folder.setText(str(tmp_path))
+    tab.run_button.click()
+    qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
+    assert "deterministic mode on" in tab.log.toPlainText()
+    assert "No module named 'torch'" not in tab.log.toPlainText()
