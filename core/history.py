@@ -313,7 +313,7 @@ class History:
             run.get("summary"),
             json.dumps(run),
         )
-        with self._conn:
+        with _transaction(self._conn):
             cursor = self._conn.execute(
                 "INSERT INTO try_runs (created, command, cwd, status, entry, summary, run) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
