@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.wizard.kbfix import kb_fix, kb_signature
 from core.wizard.model import Requirements, Scenario, Step
+from core.wizard.scenarios._common import validate_indices
 
 ORDER = 120
 ID = "cuda/cudnn-status-mapping-error"
@@ -37,17 +38,7 @@ SCENARIO = Scenario(
         kb_fix(
             ID, "cudnn-off", REPRO, claim="KB declares cuDNN off as a no-code fix", claim_fixes=True
         ),
-        Step(
-            "validate-indices",
-            "Check the indices against num_embeddings on the host",
-            FILE,
-            "validate",
-            PARAMS,
-            "assert 0 <= int(ids.min()) and int(ids.max()) < emb.num_embeddings",
-            fixed_when=lambda v, _c: bool(v.get("caught")),
-            fixed_note="the check names the bad index, and the resized embedding runs",
-            cost_metric="",
-        ),
+        validate_indices(FILE, PARAMS),
     ),
     signature=kb_signature(ID),
     related_signature=r"device-side assert|illegal memory access|CUDA error|CUDNN_STATUS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.wizard.kbfix import kb_fix, kb_signature
 from core.wizard.model import Requirements, Scenario, Step
-from core.wizard.scenarios._common import readable
+from core.wizard.scenarios._common import caught, readable
 
 ORDER = 100
 ID = "cuda/device-side-assert"
@@ -50,7 +50,7 @@ SCENARIO = Scenario(
             "validate",
             {"kind": "labels"},
             "bad = (y < 0) | (y >= num_classes)\nassert not bad.any(), y[bad].unique()",
-            fixed_when=lambda v, _c: bool(v.get("caught")),
+            fixed_when=caught,
             fixed_note="the check names the bad label before the GPU sees it, and the "
             "corrected model runs",
             cost_metric="",
