@@ -176,9 +176,13 @@ def _pump(stream: Any, lines: _Lines, lock: threading.Lock) -> None:
         lines.close()
 
 
-def _pids_with_token(token: str) -> list[int]:
-    """Processes (Linux /proc) whose environment carries `token`: the run's whole tree."""
-    needle = f"{TOKEN_ENV}={token}".encode()
+def pids_with_token(token: str, variable: str = TOKEN_ENV) -> list[int]:
+    """Processes (Linux /proc) whose environment has `variable=token`: the run's whole tree.
+
+    Other launchers (`cuda-clinic nccl`) tag their runs under a variable of their own, so a run
+    started inside a contained one carries both tokens and either cleanup finds it.
+    """
+    needle = f"{variable}={token}".encode()
     found: list[int] = []
     proc = Path("/proc")
     if not proc.is_dir():
@@ -201,7 +205,7 @@ def reap(pgid: int, token: str | None) -> int:
 
     Returns how many processes were still running (besides the group leader) when asked.
     """
-    strays = set(_pids_with_token(token)) if token else set()
+    strays = set(pids_with_token(token)) if token else set()
     strays.discard(pgid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
@@ -216,7 +220,7 @@ def reap(pgid: int, token: str | None) -> int:
         time.sleep(POLL_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    for pid in set(_pids_with_token(token)) if token else set():
+    for pid in set(pids_with_token(token)) if token else set():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     return len(strays)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.contain import pids_with_token
+
 WORKER = Path(__file__).resolve().parent / "worker.py"
 TOKEN_ENV = "CUDA_CLINIC_NCCL_RUN"
 POLL_S = 0.1
@@ -117,27 +119,11 @@ def command(spec: LaunchSpec, outdir: Path) -> list[str]:
     ]
 
 
-def _tagged(token: str) -> list[int]:
-    """Pids of every process whose environment carries the run's token (ours only)."""
-    needle = f"{TOKEN_ENV}={token}".encode()
-    pids = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as fh:
-                if needle in fh.read().split(b"\0"):
-                    pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
-
-
 def contain(token: str, leader: subprocess.Popen[bytes] | None = None) -> int:
     """SIGKILL the launcher's group and every tagged process and its group; how many were hit."""
     hit = 0
     for _ in range(20):
-        pids = _tagged(token)
+        pids = pids_with_token(token, TOKEN_ENV)
         if leader is not None and leader.poll() is None:
             pids.append(leader.pid)
         if not pids:
