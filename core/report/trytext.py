@@ -5,15 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.tryrun.model import VERDICT_WORDS
+
 TRY_COLUMNS = ("Fix", "Changes", "Verdict", "Why", "Cost")
-_WORDS = {
-    "fixed": "fixed",
-    "still_fails": "still fails",
-    "fails_differently": "fails differently",
-    "timed_out": "timed out",
-    "located": "located",
-    "cancelled": "cancelled",
-}
 
 
 def try_title(run: Mapping[str, Any]) -> str:
@@ -55,7 +49,7 @@ def try_rows(run: Mapping[str, Any]) -> list[list[str]]:
             [
                 str(info.get("id", "")),
                 str(info.get("describe", "")),
-                _WORDS.get(str(fix.get("verdict")), "not run"),
+                VERDICT_WORDS.get(str(fix.get("verdict")), "not run"),
                 str(fix.get("reason", "")),
                 ratio,
             ]

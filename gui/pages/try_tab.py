@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import UsageError
+from core.tryrun.model import VERDICT_WORDS
 from gui.context import AppContext
 from gui.pages.base import label
 from gui.tasks import RunTask
@@ -31,14 +32,6 @@ from gui.widgets.interpreter import InterpreterPicker
 from gui.widgets.log_view import LogView
 
 FLUSH_S = 0.1  # lines reach the GUI in batches at most this often (a flood stays responsive)
-_WORDS = {
-    "fixed": "fixed",
-    "still_fails": "still fails",
-    "fails_differently": "fails differently",
-    "timed_out": "timed out",
-    "located": "located",
-    "cancelled": "cancelled",
-}
 
 
 class _Batcher:
@@ -348,7 +341,7 @@ def result_html(result: Any) -> str:
     if result.frame:
         parts.append(f"<p>Raised in your code at <code>{e(where(result.frame))}</code></p>")
     for run in result.fixes:
-        verdict = _WORDS.get(run.verdict or "", "not run yet")
+        verdict = VERDICT_WORDS.get(run.verdict or "", "not run yet")
         parts.append(
             f"<p><b>{e(run.fix['id'])}</b> — {e(run.fix['describe'])}: <b>{e(verdict)}</b>"
             + (f" ({e(run.reason)})" if run.reason else "")
