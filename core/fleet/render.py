@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.report import text
 from core.report.text import fleet_value
 
 _MAX_VALUE = 160
@@ -17,14 +18,8 @@ def show(value: Any) -> str:
 
 
 def gpu_value(field: str, value: Any) -> str:
-    """A GPU attribute in words: ECC on/off, memory in GiB, clocks in MHz."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if field == "memory" and isinstance(value, int | float):
-        return f"{round(value / 1024)} GiB"
-    if field.endswith("clock") and isinstance(value, int | float):
-        return f"{value} MHz"
-    return show(value)
+    """A GPU attribute in words (the report's wording), other values cut to one short line."""
+    return text.gpu_value(field, value, show)
 
 
 def headline(fleet: Mapping[str, Any]) -> str:

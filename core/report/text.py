@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 MAX_TABLE_COLUMNS = 8
@@ -191,8 +191,8 @@ def fleet_outlier_rows(analysis: Mapping[str, Any], limit: int = 6) -> list[tupl
             (
                 f"{g['node']} GPU {g['gpu']}",
                 g["field"],
-                _gpu_value(g["field"], g.get("value")),
-                _gpu_value(g["field"], g.get("fleet")),
+                gpu_value(g["field"], g.get("value")),
+                gpu_value(g["field"], g.get("fleet")),
             )
         )
     return rows
@@ -212,11 +212,12 @@ def fleet_value(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _gpu_value(field: str, value: Any) -> str:
+def gpu_value(field: str, value: Any, other: Callable[[Any], str] = fmt) -> str:
+    """A GPU attribute in words: ECC on/off, memory in GiB, clocks in MHz; `other` for the rest."""
     if isinstance(value, bool):
         return "on" if value else "off"
     if field == "memory" and isinstance(value, int | float):
         return f"{round(value / 1024)} GiB"
     if field.endswith("clock") and isinstance(value, int | float):
         return f"{value} MHz"
-    return fmt(value)
+    return other(value)
