@@ -30,6 +30,7 @@ from gui.context import AppContext
 from gui.pages.base import Page, label, scroll_column
 from gui.tasks import RunTask
 from gui.widgets.cards import Card
+from gui.widgets.layout import clear_layout
 from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
 
 KINDS = (("lstm", "LSTM criteria sweep"), ("conv", "Convolution sweep"))
@@ -203,11 +204,7 @@ class BenchmarksPage(Page):
 
     def _clear(self) -> None:
         self.chart_cards = []
-        while self.results.count() > 1:
-            item = self.results.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self.results, keep=1)  # the trailing stretch stays
 
     def show_payload(self, payload: dict[str, Any]) -> None:
         """Show one sweep: its device line, recommendations and every chart."""

@@ -28,6 +28,7 @@ from gui.pages.base import Page, label
 from gui.widgets import env_cards
 from gui.widgets.cards import FindingBox
 from gui.widgets.interpreter import InterpreterPicker
+from gui.widgets.layout import clear_layout
 
 
 def _open_saved(path: str) -> SavedEnvironment:
@@ -310,11 +311,7 @@ class EnvironmentPage(Page):
         self.ctx.errors.report(exc)
 
     def _clear(self) -> None:
-        while self.content_layout.count():
-            item = self.content_layout.takeAt(0)
-            widget = item.widget() if item else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self.content_layout)
 
     def _render(self) -> None:
         env = self.env

@@ -32,6 +32,7 @@ from gui.tasks import RunTask
 from gui.widgets.cards import FindingBox, KeyValueGrid
 from gui.widgets.code import CodeBlock
 from gui.widgets.entry_view import markdown_html
+from gui.widgets.layout import clear_layout
 from gui.widgets.log_view import LogView
 from gui.widgets.stepper import Stepper
 from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
@@ -65,14 +66,6 @@ def _pane(*widgets: QWidget, stretch: int | None = -1) -> QWidget:
     if grow is None:
         column.addStretch(1)
     return pane
-
-
-def _clear_layout(layout: QVBoxLayout) -> None:
-    while layout.count():
-        item = layout.takeAt(0)
-        widget = item.widget() if item is not None else None
-        if widget is not None:
-            widget.deleteLater()
 
 
 class WizardPage(Page):
@@ -329,7 +322,7 @@ class WizardPage(Page):
         if s.requirements.min_free_mb:
             needs += f", {s.requirements.min_free_mb} MB free GPU memory"
         self.machine.add_row("This scenario needs", needs)
-        _clear_layout(self.machine_note_layout)
+        clear_layout(self.machine_note_layout)
         colors = self.ctx.theme.colors
         if s.requirements.cuda and not (env.torch.cuda and env.gpus):
             note = FindingBox(
@@ -447,7 +440,7 @@ class WizardPage(Page):
         self.stepper.reached = RECOMMEND
         self._render_results(run)
         self.verdict.setHtml(verdict_html(run, colors))
-        _clear_layout(self.snippet_holder)
+        clear_layout(self.snippet_holder)
         snippet = best_snippet(run)
         self.snippet_holder.addWidget(
             CodeBlock(snippet) if snippet else label("No verified fix to recommend.", "muted")

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.theme import LIGHT, Colors, role_colors
+from gui.widgets.layout import clear_layout
 
 VERDICT_TEXT = {
     "fixes": "fixes it",
@@ -151,11 +152,7 @@ class KeyValueGrid(QWidget):
 
     def clear(self) -> None:
         """Remove every row."""
-        while self._grid.count():
-            item = self._grid.takeAt(0)
-            widget = item.widget() if item else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self._grid)
         self.values.clear()
 
     def add_row(self, key: str, value: str, tooltip: str = "") -> QLabel:
