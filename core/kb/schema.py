@@ -11,8 +11,12 @@ from typing import Any
 
 from core.errors import KBError
 from core.kb.fixes import Fix, parse_fixes
+from core.kb.wrapped import Wrapped, parse_wrapped
 
-DOMAINS = ("cuda", "nccl")
+# cuda: CUDA runtime, driver and libraries; nccl: collectives; ext: third-party CUDA extensions
+# and kernels (flash-attn, xformers, bitsandbytes, custom ops); triton: Triton and torch.compile's
+# GPU toolchain.
+DOMAINS = ("cuda", "nccl", "ext", "triton")
 CATEGORIES = (
     "cudnn",
     "cublas",
@@ -26,6 +30,9 @@ CATEGORIES = (
     "devices",
     "distributed",
     "performance",
+    "toolchain",  # compilers and JIT: nvcc, ptxas, Triton's C and PTX builds
+    "hardware",  # the GPU or its bus failed
+    "crash",  # the process died without an error message (ranked below any other match)
 )
 CONFIDENCES = ("high", "medium", "low")
 VERDICTS = ("fixes", "partial", "does_not_fix", "not_applicable", "unverified")
@@ -59,8 +66,9 @@ _ENTRY_FIELDS: dict[str, type] = {
     "citations": list,
     "fixes": list,
     "no_wizard": str,
+    "wrapped": list,
 }
-_TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes"}
+_TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes", "wrapped"}
 _REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
 _WORKAROUND_FIELDS: dict[str, type] = {
     "title": str,
@@ -143,6 +151,7 @@ class Entry:
     seed_claims: tuple[SeedClaim, ...] = ()
     fixes: tuple[Fix, ...] = ()  # no-code fixes: env variables and torch switches
     no_wizard: str = ""  # why no wizard reproduces this entry here, in one line
+    wrapped: tuple[Wrapped, ...] = ()  # apps' rewordings of this error (core/kb/wrapped.py)
     body: str = ""
     source: str = ""
     origin: str = "bundled"  # "bundled" | "user" (from a KB pack: the user's own entry)
@@ -249,6 +258,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         raise check.fail("seed", "is required when seed_claims are given")
     citations = _citations(check, data.get("citations"))
     fixes = parse_fixes(data.get("fixes", []), check.fail)
+    wrapped = parse_wrapped(data.get("wrapped", []), check.fail)
     if data.get("scenario") and data.get("no_wizard"):
         raise check.fail("no_wizard", "must be empty when a scenario is given")
     return Entry(
@@ -273,6 +283,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         seed_claims=claims,
         fixes=fixes,
         no_wizard=data.get("no_wizard", "").strip(),
+        wrapped=wrapped,
         body=body,
         source=path.relative_to(root).as_posix(),
     )
