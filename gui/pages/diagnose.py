@@ -188,8 +188,7 @@ class DiagnosePage(Page):
             root = report.root_cause
             box = FindingBox(
                 "warning",
-                f"The headline error usually masks an earlier one: {root.id} at line "
-                f"{root.line}.",
+                f"The headline error usually masks an earlier one: {root.id} at line {root.line}.",
                 "Fix the earlier error first; the later one often disappears with it.",
                 colors,
             )
