@@ -10,7 +10,8 @@ from core.env.remedy import cudnn_remedy, path_route
 
 _INCOMPATIBLE = re.compile(r"cuDNN version incompatibility", re.IGNORECASE)
 _ALLOC_CONF = re.compile(
-    r"allocator (?:config|option)|CachingAllocator|PYTORCH_CUDA_ALLOC_CONF|expandable_segments",
+    r"allocator (?:config|option)|CachingAllocator|PYTORCH_CUDA_ALLOC_CONF|expandable_segments"
+    r"|ConfigTokenizer|AllocatorConfig",
     re.IGNORECASE,
 )
 # Variables people set to debug and forget: what each one costs.

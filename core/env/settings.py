@@ -118,7 +118,8 @@ def nccl_problem(name: str, value: str) -> Problem | None:
             said = "overflows and falls back to the default" if read is None else f"reads as {read}"
             effect = f"NCCL reads integer settings with strtoll, so {value!r} {said}"
             if name.endswith("_DISABLE") and read == 0:
-                effect += f": {name.removeprefix('NCCL_').replace('_', ' ').lower()} stays ON"
+                what = name.removeprefix("NCCL_").removesuffix("_DISABLE")
+                effect += f": {what} is not disabled, it stays on"
             fixed = "1" if name.endswith(("_DISABLE", "_ENABLE")) else "<number>"
             return Problem(
                 name,

@@ -325,3 +325,22 @@ def test_a_cancelled_check_stops_the_links_probe() -> None:
     cancel.set()
     with pytest.raises(CheckCancelledError):
         run_probe(sys.executable, "nvml_links", 30, cancel=cancel)
+
+
+@pytest.mark.skipif(
+    not (RECORDED / "h100x4_env.json").exists(),
+    reason="no four-GPU recording yet (scripts/gpu/env4.sh on nvidia-h100-x4, then "
+    "scripts/import_env4.py)",
+)
+def test_recorded_four_h100_host_reads_nvlink_4_and_every_pair() -> None:
+    recorded = json.loads((RECORDED / "h100x4_env.json").read_text())
+    section = recorded["multi_gpu"]
+    assert section["gpu_count"] == 4
+    for gpu in section["gpus"]:
+        assert gpu["nvlink"]["versions"] == ["4.0"], gpu["nvlink"]
+    assert len(section["torch"]["peer_access"]) == 12
+    text = render_human(Environment(mode="deep", multi_gpu=section))
+    assert "NVLink 4 " in text and "NVLink6" not in text
+    # The deep probe imported torch once: no separate peers child any more.
+    assert set(section.get("probes") or {}) <= {"nvml_links", "peers"}
+    assert recorded["probe"]["timings"]["deep"]["import"] > 0
