@@ -22,7 +22,9 @@ def _bench() -> dict[str, object]:
         "exit_codes": {"collect_env": [0], "env --deep": [0]},
         "median": {"collect_env": 5.2, "env --deep": 3.4},
         "ratio": {"collect_env": 1.0, "env --deep": 3.4 / 5.2},
-        "ratio_per_round": [a / b for a, b in zip(samples["env --deep"], samples["collect_env"])],
+        "ratio_per_round": [
+            a / b for a, b in zip(samples["env --deep"], samples["collect_env"], strict=True)
+        ],
         "deep_probe": {"torch_import_s": 2.9},
     }
 
