@@ -177,8 +177,9 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
         )
     if getattr(args, "fleet", None):
         from core.fleet.section import section_from_file
+        from core.models import to_builtins
 
-        report["fleet"] = section_from_file(args.fleet)
+        report["fleet"] = to_builtins(section_from_file(args.fleet))
     if args.no_redact:
         print(
             "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "
