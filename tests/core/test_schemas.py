@@ -71,6 +71,7 @@ OUTPUTS: list[tuple[str, list[str]]] = [
     ("match", ["match", "--json", "README.md"]),  # text with no GPU error: no confident match
     ("fleet", ["fleet", "--from", "tests/data/fleet/nodes", "--json"]),
     ("fleet", ["fleet", "--from", "tests/data/fleet/gpu/fleet_deep.json", "--json"]),
+    ("nccl", ["nccl", "--nproc", "2", "--sizes", "8B:64B", "--iters", "2", "--json"]),
 ]
 
 # Saved files (recorded on the GPU machine or written by the clinic) and the schema they match.
