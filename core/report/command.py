@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -215,13 +214,9 @@ def _read_error(path: str | None) -> str | None:
 
 
 def _pdf(report: dict[str, Any], output: str) -> int:
-    try:
-        # The PDF renderer lives with the GUI (it needs Qt); the name is looked up at run time
-        # so that the headless core never depends on it.
-        module = importlib.import_module("gui.report_pdf")
-    except ImportError:
-        raise UsageError("PDF needs the GUI extra (PySide6); use --format html or md") from None
-    data: bytes = module.render_pdf(report)
+    from core import pdf
+
+    data = pdf.render(report)  # the app's renderer (gui.cli provides it), or a one-line error
     _write(Path(output), data)
     print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
     return 0
