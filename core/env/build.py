@@ -366,6 +366,7 @@ def build(
         toolchain=dict(quick.get("toolchain") or {}),
         packages=dict(quick.get("packages") or {}),
         libraries=dict(quick.get("libraries") or {}),
+        ecosystem=dict(quick.get("ecosystem") or {}),
         env_vars=dict(quick.get("env") or {}),
         probe=status,
     )
