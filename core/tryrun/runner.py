@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.contain import Outcome, run_contained
 from core.errors import UsageError
+from core.tryrun.answer import attach_answer, cannot_test, probe_machine
 from core.tryrun.locate import user_frame
 from core.tryrun.model import FixRun, TryResult
-from core.tryrun.resolve import resolve_command, resolve_cwd
+from core.tryrun.resolve import check_starts, resolve_command, resolve_cwd
 from core.tryrun.shim import planned_env, prepare, shim_source
 
 # The KB (and its SQLite stack) is imported only once a run has failed: a command that passes
@@ -68,6 +69,7 @@ def start(opts: TryOptions) -> TryResult:
     _until(opts.until)
     cwd = resolve_cwd(opts.cwd)
     argv = resolve_command(list(opts.command), cwd, opts.python)
+    check_starts(argv, cwd)
     return TryResult(
         command=list(opts.command),
         argv=argv,
@@ -166,6 +168,7 @@ def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
     result.matches = report["matches"]
     result.root_cause = report.get("root_cause")
     result.frame = user_frame(outcome.text(), _roots(Path(result.cwd), result.argv))
+    result.machine = probe_machine(result.argv)
     if ids:
         head = next(m for m in report["matches"] if m["id"] == ids[0])
         result.entry = {k: head[k] for k in ("id", "title", "confidence", "evidence", "note")}
@@ -173,6 +176,7 @@ def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
         result.fixes = plan(ids, kb)
         if not result.fixes:
             result.no_fix = no_fix(ids, kb)
+    attach_answer(result, kb, outcome.text())
 
 
 def _processes(n: int) -> str:
@@ -252,6 +256,10 @@ def run_fixes(
             run.verdict, run.reason = "cancelled", "not run: cancelled"
             continue
         fix = next(f for f in kb.get(run.fix["entry"]).fixes if f.id == run.fix["id"])
+        reason = cannot_test(fix, result.machine)
+        if reason:  # not re-run: a CUDA-only switch says nothing on a machine without CUDA
+            run.verdict, run.reason = "cannot_test", reason
+            continue
         shim = prepare(fix, {**os.environ, **BASE_ENV})
         try:
             if on_fix:
@@ -285,6 +293,7 @@ def run_fixes(
         )
         run.cost = cost(original, outcome, until=bool(result.until))
     result.recommendation = recommend(result, kb)
+    attach_answer(result, kb, original.text())
 
 
 def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
@@ -312,9 +321,13 @@ def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
         }
     ids = [m["id"] for m in result.matches if m.get("confident")]
     fallback = no_fix(ids, kb)
+    untested = [f for f in result.fixes if f.verdict == "cannot_test"]
+    text = "no no-code fix worked on this machine; change the code"
+    if untested and len(untested) == len(result.fixes):
+        text = "the no-code fixes cannot be tested on this machine; change the code"
     return {
         "kind": "code",
-        "text": "no no-code fix worked on this machine; change the code",
+        "text": text,
         "change": (fallback.get("code_change") or {}).get("snippet", ""),
         "title": (fallback.get("code_change") or {}).get("title", ""),
     }
