@@ -35,12 +35,16 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?P<v>(?:NVIDIA |Tesla |Quadro )?(?:GeForce |RTX |TITAN )?"
             r"(?:[A-H]\d{2,3}[A-Za-z0-9-]*(?: \d+GB)?(?: HBM\dE?)?|RTX \d{4}(?: Ti| SUPER)?"
             r"(?: Laptop GPU)?|GTX \d{3,4}(?: Ti)?|RTX A\d{4}|V100[\w-]*|T4|P100[\w-]*|"
-            r"A100[\w-]*|H100[\w ]*?|H200[\w-]*|L4|L40S?))(?= with CUDA capability| GPU\b|,|\s*\||$)"
+            r"A100[\w-]*|H100[\w ]*?|H200[\w-]*|L4|L40S?))"
+            r"(?= with CUDA capability| GPU\b|,|\s*\||$)"
         ),
     ),
     ("driver", re.compile(r"Driver Version:\s*(?P<v>\d{3}\.\d+(?:\.\d+)?)")),
     ("cudnn", re.compile(r"cuDNN version:\s*(?P<v>\d+\.\d+(?:\.\d+)?)")),
-    ("python", re.compile(r"[\\/]lib[\\/]python(?P<v>\d\.\d{1,2})[\\/]|Python (?P<w>3\.\d{1,2}\.\d+)")),
+    (
+        "python",
+        re.compile(r"[\\/]lib[\\/]python(?P<v>\d\.\d{1,2})[\\/]|Python (?P<w>3\.\d{1,2}\.\d+)"),
+    ),
 )
 _OS = (
     ("Windows", re.compile(r"\b[A-Z]:\\\\?(?:Users|Program Files|ProgramData)|\\site-packages\\")),

@@ -83,6 +83,7 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
+    from core.answer.tryrun import attach_answer
     from core.tryrun.runner import TryOptions, run_try
 
     command = list(args.command)
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
+        on_done=attach_answer,
     )
     if not args.no_save:
         from core.history import History

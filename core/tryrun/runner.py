@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.contain import Outcome, run_contained
 from core.errors import UsageError
-from core.tryrun.answer import attach_answer, cannot_test, probe_machine
 from core.tryrun.locate import user_frame
+from core.tryrun.machine import cannot_test, probe_machine
 from core.tryrun.model import FixRun, TryResult
 from core.tryrun.resolve import check_starts, resolve_command, resolve_cwd
 from core.tryrun.shim import planned_env, prepare, shim_source
@@ -28,6 +28,9 @@ QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
 LineSink = Callable[[str, float, str], None]  # (phase, seconds, line)
 PhaseSink = Callable[[str, str], None]  # (phase, what the clinic waits for)
 FixSink = Callable[[FixRun], None]  # a re-run about to start (its exact env and shim)
+# Called with the KB still open once the run is judged (the command passes the answer's
+# core.answer.tryrun.attach_answer: the answer is a layer above try).
+DoneSink = Callable[[TryResult, "KnowledgeBase", str], None]
 BASE_ENV = {"PYTHONUNBUFFERED": "1"}  # every run alike, so output arrives as it is printed
 
 
@@ -176,7 +179,6 @@ def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
         result.fixes = plan(ids, kb)
         if not result.fixes:
             result.no_fix = no_fix(ids, kb)
-    attach_answer(result, kb, outcome.text())
 
 
 def _processes(n: int) -> str:
@@ -293,7 +295,6 @@ def run_fixes(
         )
         run.cost = cost(original, outcome, until=bool(result.until))
     result.recommendation = recommend(result, kb)
-    attach_answer(result, kb, original.text())
 
 
 def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
@@ -342,6 +343,7 @@ def run_try(
     on_phase: PhaseSink | None = None,
     on_fix: FixSink | None = None,
     cancel: threading.Event | None = None,
+    on_done: DoneSink | None = None,
 ) -> TryResult:
     """The whole `try`: the original run, then (with `fixes`) one re-run per fix.
 
@@ -365,6 +367,8 @@ def run_try(
             )
         elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
             result.recommendation = recommend(result, kb)
+        if on_done is not None:
+            on_done(result, kb, original.text())
     finally:
         kb.close()
     return result

@@ -15,8 +15,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.answer import Answer, answer_for
-from core.kb import KnowledgeBase, MatchReport, match
+from core.answer import Answer
+from core.kb import KnowledgeBase, MatchReport
+from core.ops.diagnose import diagnose, matches_only
 from core.wizard.availability import Machine
 from gui.context import AppContext
 from gui.pages.base import Page, label, scroll_column
@@ -32,10 +33,11 @@ Result = tuple[str, MatchReport, dict[str, str], Answer]
 
 def _diagnose(text: str, kb: KnowledgeBase, machine: Machine | None = None) -> Result:
     """Match `text`, build its answer, and look up which matched entries have a wizard."""
-    report = match(text, kb, top=5)
+    result = diagnose(text, kb, top=5, machine=machine)
+    report = matches_only(result)
     entries = kb.get_many([m.id for m in report.matches])
-    answer = answer_for(text, report.to_dict(), kb, machine=machine)
-    return text, report, {i: e.scenario for i, e in entries.items()}, answer
+    assert result.answer is not None
+    return text, report, {i: e.scenario for i, e in entries.items()}, result.answer
 
 
 def _machine(python: str | None) -> Machine:
@@ -226,8 +228,7 @@ class DiagnosePage(Page):
             root = report.root_cause
             box = FindingBox(
                 "warning",
-                f"The headline error usually masks an earlier one: {root['id']} at line "
-                f"{root['line']}.",
+                f"The headline error usually masks an earlier one: {root.id} at line {root.line}.",
                 "Fix the earlier error first; the later one often disappears with it.",
                 colors,
             )

@@ -248,6 +248,7 @@ class TryTab(QWidget):
 
     @staticmethod
     def _run_original(result: Any, emit: Any, cancel: threading.Event) -> Any:
+        from core.answer.tryrun import attach_answer
         from core.kb import open_kb
         from core.tryrun.runner import recommend, run_original
 
@@ -262,12 +263,15 @@ class TryTab(QWidget):
             )
             if result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
                 result.recommendation = recommend(result, kb)
+            if result.status in ("failed", "timed_out"):
+                attach_answer(result, kb, original.text())
         batch.close()
         _save(result)
         return ("original", result, original)
 
     @staticmethod
     def _run_fixes(result: Any, original: Any, emit: Any, cancel: threading.Event) -> Any:
+        from core.answer.tryrun import attach_answer
         from core.kb import open_kb
         from core.tryrun.runner import run_fixes
 
@@ -280,6 +284,7 @@ class TryTab(QWidget):
 
         with open_kb() as kb:
             run_fixes(result, original, kb, on_line=batch.add, on_phase=phase, cancel=cancel)
+            attach_answer(result, kb, original.text())
         batch.close()
         _save(result)
         return ("fixes", result, original)

@@ -144,7 +144,7 @@ def test_match_text_leads_with_the_answer() -> None:
 def test_the_h200_try_run_answers_with_the_located_line(kb: KnowledgeBase) -> None:
     """A real `try --fixes` of an embedding id past the table on an H200 (torch 2.11): its
     assert is the vectorized gather kernel's; CUDA_LAUNCH_BLOCKING=1 located the real line."""
-    from core.tryrun.answer import attach_answer
+    from core.answer.tryrun import attach_answer
     from core.tryrun.model import TryResult, fix_runs_from
 
     data = json.loads((DATA / "try/gpu/embedding_oob.json").read_text(encoding="utf-8"))["try"]

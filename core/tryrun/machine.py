@@ -1,4 +1,4 @@
-"""What `try` knows about the machine it ran on, and the answer it leads with.
+"""What `try` knows about the machine it ran on.
 
 The machine is read once a run has failed (quick detection: the torch build from its metadata
 and the GPUs from the driver, no torch import, about 0.2 s), so that a CUDA-only fix on a
@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.tryrun.locate import where
 from core.tryrun.resolve import is_python
 
 if TYPE_CHECKING:
     from core.kb.fixes import Fix
-    from core.kb.store import KnowledgeBase
-    from core.tryrun.model import TryResult
 
 UNKNOWN = "unknown"  # the command's interpreter is not known (a shell script, torchrun, ...)
 
@@ -42,7 +39,7 @@ def cannot_test(fix: Fix, machine: dict[str, Any] | None) -> str:
     """Why `fix` cannot be tested with this machine ('' when it can)."""
     if not fix.needs_cuda or not machine or machine.get("gpus") is None:
         return ""
-    from core.answer.testable import Machine, cuda_reason
+    from core.wizard.availability import Machine, cuda_reason
 
     return cuda_reason(
         Machine(
@@ -51,31 +48,3 @@ def cannot_test(fix: Fix, machine: dict[str, Any] | None) -> str:
             gpus=int(machine.get("gpus") or 0),
         )
     )
-
-
-def attach_answer(result: TryResult, kb: KnowledgeBase, log: str) -> None:
-    """Compute the answer from the run's log, its match, its frame and its re-runs."""
-    from core.answer import build_answer
-    from core.answer.local import try_fixes
-
-    data = result.to_dict()
-    report = {"matches": result.matches, "root_cause": result.root_cause}
-    # A diagnostic re-run (CUDA_LAUNCH_BLOCKING=1) that moved the error found its real line.
-    located = next((f for f in result.fixes if f.verdict == "located" and f.frame), None)
-    frame, note = result.frame, ""
-    if located is not None and located.frame is not None:
-        frame = located.frame
-        ident = f"try:{result.id}" if result.id is not None else "this run"
-        note = f"located by the {located.fix['id']} re-run ({ident})" + (
-            f"; the error first surfaced at {where(result.frame)}" if result.frame else ""
-        )
-    answer = build_answer(
-        log,
-        report,
-        kb,
-        frame=frame,
-        command=result.command,
-        local=try_fixes(data),
-        where_note=note,
-    )
-    result.answer = answer.to_dict()
