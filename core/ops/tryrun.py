@@ -42,7 +42,7 @@ def bundled_kb() -> KnowledgeBase:
 
 
 def _save(result: TryResult) -> None:
-    result.id = record_try(result.to_dict())
+    result.id = record_try(result)
 
 
 def try_original(
