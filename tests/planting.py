@@ -77,8 +77,22 @@ SURVIVORS = (
 )
 # The lines that carry them (a few survivors need a line around them).
 SURVIVOR_LINES = (
-    *(s for s in SURVIVORS if s not in ("site-packages/torch/nn/modules/conv.py", "line 454, in _conv_forward", "proj/train.py", "line 41, in <module>", "train.py:41", "model.pt", "max_split_size_mb")),
-    '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/conv.py", line 454, in _conv_forward',
+    *(
+        s
+        for s in SURVIVORS
+        if s
+        not in (
+            "site-packages/torch/nn/modules/conv.py",
+            "line 454, in _conv_forward",
+            "proj/train.py",
+            "line 41, in <module>",
+            "train.py:41",
+            "model.pt",
+            "max_split_size_mb",
+        )
+    ),
+    '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/conv.py", '
+    "line 454, in _conv_forward",
     "saved checkpoint to model.pt; try max_split_size_mb or expandable segments",
 )
 
@@ -132,7 +146,10 @@ def campaign(seed: int, per_kind: int = 2) -> Campaign:
             out.planted.extend((kind, "path", s) for s in extra.secrets)
     name = user(rng)  # the user's own file and line survive; their name does not
     blocks.append(
-        [f'  File "/home/{name}/proj/train.py", line 41, in <module>', "    loss = model(x)  # train.py:41"]
+        [
+            f'  File "/home/{name}/proj/train.py", line 41, in <module>',
+            "    loss = model(x)  # train.py:41",
+        ]
     )
     out.planted.append(("home-linux", "log", name))
     for line in SURVIVOR_LINES:

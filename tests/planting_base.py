@@ -9,8 +9,6 @@ secret scanner.
 
 from __future__ import annotations
 
-import base64
-import json
 import random
 import string
 from collections.abc import Callable
@@ -52,7 +50,8 @@ def user(rng: random.Random) -> str:
 
 def host(rng: random.Random) -> str:
     """A cluster node name such as gpu-qzxw-417."""
-    return f"{rng.choice(['gpu', 'node', 'dgx', 'trn', 'worker', 'cn'])}-{r(rng, 4, LOWER)}-{rng.randrange(100, 999)}"
+    stem = rng.choice(["gpu", "node", "dgx", "trn", "worker", "cn"])
+    return f"{stem}-{r(rng, 4, LOWER)}-{rng.randrange(100, 999)}"
 
 
 def fqdn(rng: random.Random) -> str:

@@ -22,7 +22,9 @@ def _flag(flag: str) -> Make:
 
 def _flag_equals(rng: random.Random) -> Plant:
     value = password(rng)
-    return Plant(f"accelerate launch run.py --password={value}", (value,), argv=(f"--password={value}",))
+    return Plant(
+        f"accelerate launch run.py --password={value}", (value,), argv=(f"--password={value}",)
+    )
 
 
 def _netrc(rng: random.Random) -> Plant:
@@ -65,7 +67,10 @@ def _basic(rng: random.Random) -> Plant:
 
 
 def _url_credentials(rng: random.Random) -> Plant:
-    login, secret = user(rng), r(rng, 6, ALNUM) + r(rng, 3, string.digits) + r(rng, 5, ALNUM + "!*+=")
+    login, secret = (
+        user(rng),
+        r(rng, 6, ALNUM) + r(rng, 3, string.digits) + r(rng, 5, ALNUM + "!*+="),
+    )
     return Plant(
         f"Looking in indexes: https://{login}:{secret}@{host(rng)}.corp/simple", (login, secret)
     )

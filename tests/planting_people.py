@@ -135,7 +135,9 @@ PEOPLE: dict[str, Make] = {
     "mpi-host-pid": _one("[{}:31337] *** Process received signal ***", host),
     "slurm-node-list": _node_list,
     "srun-error-node": _one("srun: error: {}: task 2: Exited with exit code 1", host),
-    "slurm-cancelled-node": _one("slurmstepd: error: *** JOB 81234 ON {} CANCELLED AT 12:00 ***", host),
+    "slurm-cancelled-node": _one(
+        "slurmstepd: error: *** JOB 81234 ON {} CANCELLED AT 12:00 ***", host
+    ),
     "user-at-host": _user_at_host,
     "shell-prompt": _prompt,
     "ssh-key-comment": _ssh_key,
@@ -152,7 +154,9 @@ PEOPLE: dict[str, Make] = {
     "email-address": _one("Author: {}", lambda g: f"{user(g)}@{r(g, 7, LOWER)}-labs.org"),
     "gpu-uuid": _one("GPU 0: NVIDIA H200 (UUID: GPU-{})", uuid),
     "mig-uuid": _one("CUDA_VISIBLE_DEVICES=MIG-{}", uuid),
-    "gpu-serial": _one("    Serial Number                         : {}", lambda g: str(g.randrange(10**12, 10**13))),
+    "gpu-serial": _one(
+        "    Serial Number                         : {}", lambda g: str(g.randrange(10**12, 10**13))
+    ),
     "azure-subscription": _azure,
     "aws-arn": _arn,
     "aws-ecr-account": _ecr,
@@ -160,7 +164,9 @@ PEOPLE: dict[str, Make] = {
     "k8s-namespace": _k8s("kubectl logs -n {} trainer-0"),
     "k8s-pod": _k8s('Error from server (NotFound): pods "{}" not found'),
     "wandb-entity-url": _owner("wandb: View run at https://wandb.ai/{}/llm-ft/runs/3kd8x9"),
-    "hf-org-url": _owner("Downloading https://huggingface.co/{}/private-llm/resolve/main/config.json"),
+    "hf-org-url": _owner(
+        "Downloading https://huggingface.co/{}/private-llm/resolve/main/config.json"
+    ),
     "s3-bucket": _owner("upload to s3://{}/checkpoints/step-1000.pt"),
     "gcs-bucket": _owner("gsutil cp gs://{}/data.tar ."),
     "s3-path-style-bucket": _owner("https://s3.amazonaws.com/{}/weights.bin"),

@@ -59,7 +59,9 @@ TOKENS: dict[str, Make] = {
         lambda g: "xo" + f"xb-{r(g, 12, string.digits)}-{r(g, 12, string.digits)}-{r(g, 24)}"
     ),
     "slack-user-token": token(
-        lambda g: "xo" + "xp-" + "-".join(r(g, 12, string.digits) for _ in range(3)) + "-" + r(g, 32)
+        lambda g: (
+            "xo" + "xp-" + "-".join(r(g, 12, string.digits) for _ in range(3)) + "-" + r(g, 32)
+        )
     ),
     "slack-webhook-url": token(
         lambda g: "https://hooks.slack.com/services/" + f"T{r(g, 10)}/B{r(g, 10)}/{r(g, 24)}"

@@ -115,6 +115,10 @@ def positioned(text: str) -> Iterator[Hit]:
         inside = m.group()[bracket:]
         if "-" in inside or m.group()[:bracket].endswith("-"):
             yield Hit(m.start(), m.end(), "node-list", m.group(), rank=RANK_IDENTITY)
+
+
+def named(text: str) -> Iterator[Hit]:
+    """Single names a port or a network word gives away: gpu-node-3:29500, `connect to w-3`."""
     for m in PORTED.finditer(text):
         name = m.group(1)
         if _hostish(name) and any(c.isdigit() for c in name) and "-" in name:
@@ -177,6 +181,7 @@ def find(text: str) -> Iterator[Hit]:
     """Every host hit in `text`."""
     yield from fqdns(text)
     yield from positioned(text)
+    yield from named(text)
     yield from user_at_host(text)
     yield from host_values(text)
     yield from unc(text)

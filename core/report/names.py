@@ -99,6 +99,9 @@ _PLACEHOLDER = re.compile(
 )
 
 
+_REPEAT = re.compile(r"(.)\1{7,}")  # hf_xxxxxxxx..., ********: a placeholder, not a value
+
+
 def parts(name: str) -> list[str]:
     """The upper-cased words of a name (`--hfToken` -> ["HF", "TOKEN"])."""
     return [p.upper() for p in _PARTS.findall(name[:200])]
@@ -117,9 +120,11 @@ def is_secret_name(name: str) -> bool:
 
 def is_host_name(name: str) -> bool:
     """Whether a variable name says its value is a machine (MASTER_ADDR, SLURM_NODELIST)."""
-    upper = name.upper()
-    if len(upper) > 80 or upper.endswith(("_PORT", "_RANK", "_ID", "_COUNT", "_NUM")):
+    upper = name.upper().replace("-", "_").strip("_")
+    if len(upper) > 80 or upper.endswith(("_PORT", "_RANK", "_ID", "_COUNT", "_NUM", "_TYPE")):
         return False
+    if "PER_NODE" in upper or upper.startswith(("NPROC", "NNODES", "NUM_", "N_")):
+        return False  # --nproc_per_node 8, --nnodes 2: counts, not machines
     return any(p in upper for p in HOST_NAME_PARTS)
 
 
@@ -128,4 +133,4 @@ def is_trivial(value: str) -> bool:
     v = value.strip().strip("\"'")
     if v.lower() in TRIVIAL_VALUES or len(v) < 4 or (v.isdigit() and len(v) < 6):
         return True
-    return _PLACEHOLDER.match(v) is not None
+    return _PLACEHOLDER.match(v) is not None or _REPEAT.search(v) is not None

@@ -52,7 +52,7 @@ USER_SUBDOMAIN_SITES = frozenset(
 # (.py, .pt, .so, .sh, .cu and .md are country domains too; .io, .ai, .int, .info and .app are
 # Python attribute names), so model.pt, libcudnn.so.9 and torch.nn.functional survive.
 HOST_TLDS = (
-    "com|net|org|edu|gov|mil|local|lan|internal|intranet|corp|cluster|localdomain|home|"
+    "com|net|org|edu|gov|mil|local|lan|internal|intranet|corp|localdomain|home|"
     "co|uk|de|fr|jp|cn|us|ca|au|nl|ch|se|eu|ru|kr|in|br|it|es|pl|cloud|tech|dev"
 )
 

@@ -23,7 +23,7 @@ import re2
 
 from core.report import context, identity
 from core.report import patterns as pat
-from core.report.hit import RANK_EXACT, RANK_RULE, WORD_CHARS, Hit
+from core.report.hit import RANK_CONTEXT, RANK_EXACT, RANK_RULE, WORD_CHARS, Hit
 from core.report.names import is_host_name, is_secret_name, is_trivial
 from core.report.rules import RuleSet, compile_re2, default_rules
 
@@ -89,6 +89,7 @@ class Secrets:
     gpu_uuids: set[str] = field(default_factory=set)
     gpu_serials: set[str] = field(default_factory=set)
     nodes: list[str] = field(default_factory=list)  # a fleet's nodes: labelled node-01, ...
+    others: set[str] = field(default_factory=set)  # other machines the report names (MASTER_ADDR)
 
     @classmethod
     def from_system(cls, environ: Mapping[str, str] | None = None) -> Secrets:
@@ -138,7 +139,7 @@ class Secrets:
             if len(value) <= 4096:
                 self.env[key] = value
         elif is_host_name(key) and _hostish_value(value):
-            self.hosts.update(v for v in re.split(r"[\s,]+", value) if _hostish_value(v))
+            self.others.update(v for v in re.split(r"[\s,]+", value) if _hostish_value(v))
 
 
 def _hostish_value(value: str) -> bool:
@@ -147,6 +148,10 @@ def _hostish_value(value: str) -> bool:
     if len(v) < 3 or len(v) > 253 or v.lower() in pat.COMMON_HOSTS or not v[0].isalpha():
         return False
     return all(c.isalnum() or c in "-._" for c in v) and any(c.isdigit() or c in "-." for c in v)
+
+
+def _glued_path(char: str) -> bool:
+    return bool(char) and (char in WORD_CHARS or char in ".-")
 
 
 def _norm_uuid(value: str) -> str:
@@ -219,7 +224,7 @@ class Redactor:
             kinds[s.home.rstrip("/\\")] = ("home-dir", "")
         if s.user and len(s.user) >= 2 and s.user.lower() not in pat.COMMON_USERS:
             kinds.setdefault(s.user, ("user-name", ""))
-        for host in s.hosts:
+        for host in s.hosts | s.others:
             if len(host) >= 2 and host.lower() not in pat.COMMON_HOSTS:
                 kinds.setdefault(host, ("host-name", ""))
         kinds.update({node: ("node-name", "") for node in s.nodes if len(node) >= 2})
@@ -246,16 +251,23 @@ class Redactor:
                     continue  # inside another name: never replace part of a word
                 if kind != "node-name" and after[:1] == "." and after[1:2] in WORD_CHARS:
                     continue
-            elif kind == "home-dir" and after[:1] and (after[:1] in WORD_CHARS or after[:1] in ".-"):
-                continue
+            elif kind == "home-dir" and (_glued_path(before) or _glued_path(after[:1])):
+                continue  # /home/al inside /home/alice, or /root inside /tmp/x/root
             yield Hit(start, end, kind, m.group(), name, rank=RANK_EXACT)
+
+    def known(self, value: str) -> str | None:
+        """The kind of a value known at report time (a fleet node, this host), else None."""
+        found = self._exact_kinds.get(value)
+        return found[0] if found else None
 
     # -- scanning -----------------------------------------------------------------------------
     def scan(self, text: str, key: str | None = None) -> list[Hit]:
         """All spans to redact in `text` (`key` is the field name, if any), merged."""
         hits: list[Hit] = list(self._exact_hits(text))
         for f in self.rules.find(text):
-            hits.append(Hit(f.start, f.end, f.rule, f.secret, rank=RANK_RULE))
+            # gitleaks' generic-api-key is a context rule: a specific rule names the value better
+            rank = RANK_CONTEXT if f.rule.startswith("generic") else RANK_RULE
+            hits.append(Hit(f.start, f.end, f.rule, f.secret, rank=rank))
         hits.extend(context.find(text, key))
         hits.extend(identity.find(text, key))
         return merge(text, hits)

@@ -97,7 +97,9 @@ class _Walker:
                 parent[slot] = obj
         return holder[0]
 
-    def _entry(self, entry: _Entry, path: JsonPath, out: dict[str, Any], stack: list[_Task]) -> None:
+    def _entry(
+        self, entry: _Entry, path: JsonPath, out: dict[str, Any], stack: list[_Task]
+    ) -> None:
         key = self._key(entry.key, path)
         ctx = entry.ctx
         name = ctx.pair_name if entry.key == "value" and ctx.pair_name is not None else key
@@ -109,7 +111,9 @@ class _Walker:
             # "pin": 12345678 is as secret as "pin": "12345678" (found by fuzzing)
             out[key] = self._whole(str(value), where, "env-secret", name)
         elif isinstance(value, str) and _host_field(name, value):
-            kind = "node-list" if ("[" in value or "," in value) else "host-name"
+            kind = self.redactor.known(value) or (
+                "node-list" if ("[" in value or "," in value) else "host-name"
+            )
             out[key] = self._whole(value, where, kind, "")
         else:
             out[key] = None  # keeps the key's place; the value is filled when its task runs
@@ -166,6 +170,7 @@ class _Walker:
         original: str,
         path: JsonPath,
         span: tuple[int, int],
+        *,
         in_key: bool = False,
     ) -> None:
         rid = f"r{len(self.redactions) + 1}"
