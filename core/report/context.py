@@ -10,6 +10,7 @@ an `Authorization:` / `Cookie:` header with any scheme, credentials in a URL, an
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 
 from core.report.hit import RANK_CONTEXT, RANK_ENTROPY, RANK_IDENTITY, Hit, glued
@@ -44,10 +45,14 @@ HEADER = compile_re2(
 )
 BEARER = compile_re2(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{8,})")
 URL_USERINFO = compile_re2(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://([^\s/?#@\"'<>]{1,256})@")
-TOKENISH = compile_re2(r"[A-Za-z0-9_+-]{20,}={0,2}")
-BASE64ISH = compile_re2(r"[A-Za-z0-9+/]{32,}={0,2}")
-HEXISH = compile_re2(r"[0-9a-fA-F]{32,}")
-_CHUNK = compile_re2(r"[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Runs of one character class cannot backtrack (nothing follows them that could fail), so the
+# entropy pass reads them with Python's re, whose per-match cost is far below the RE2 wrapper's
+# (a 1 MB URL holds 24,000 such runs). Every other pattern over report text is RE2.
+TOKENISH = re.compile(r"[A-Za-z0-9_+-]{20,}={0,2}")
+BASE64ISH = re.compile(r"[A-Za-z0-9+/]{32,}={0,2}")
+HEXISH = re.compile(r"[0-9a-fA-F]{32,}")
+_CHUNK = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|[0-9]+")  # on one run of at most _RUN_MAX characters
+_RUN_MAX = 256  # a longer unbroken run of token characters is a blob, not an identifier
 _PROSE = compile_re2(r"^[A-Za-z][a-z]*[.,:;!?)]?$")
 _HASH_WORDS = ("sha", "md5", "hash", "digest", "commit", "git", "rev", "checksum", "build")
 COMMON_URL_USERS = frozenset({"git", "anonymous", "ftp", "guest", "oauth2", "x-access-token"})
@@ -198,7 +203,7 @@ def _wordlike(run: str) -> bool:
     Random base62 rarely reads as words: of 100,000 random strings of each length, 0.28 % of
     20-character, 0.045 % of 32-character and 0.006 % of 40-character ones were taken for
     identifiers; of torch's own source, 1.5 % of the 31,677 runs of 20+ such characters are
-    taken for tokens (docs/report.md has the command)."""
+    taken for tokens (benchmarks/entropy_check.py)."""
     words = [c for c in _CHUNK.findall(run) if c.isalpha()]
     if not words:
         return False
@@ -209,11 +214,11 @@ def _wordlike(run: str) -> bool:
 
 
 def _mixed(run: str) -> bool:
-    return (
-        any(c.isupper() for c in run)
-        and any(c.islower() for c in run)
-        and any(c.isdigit() for c in run)
-    )
+    """Capitals, small letters and digits all present (str methods run in C)."""
+    return run != run.lower() and run != run.upper() and run.translate(_NO_DIGITS) != run
+
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 def entropic(text: str, key: str | None = None) -> Iterator[Hit]:
@@ -221,6 +226,9 @@ def entropic(text: str, key: str | None = None) -> Iterator[Hit]:
     for m in TOKENISH.finditer(text):
         run = m.group()
         if glued(text, m.start(), m.end()) or run.startswith("_Z") or not _mixed(run):
+            continue
+        if len(run) > _RUN_MAX:
+            yield Hit(m.start(), m.end(), "token-entropy", run, rank=RANK_ENTROPY)
             continue
         floor = 0.78 * math.log2(min(len(run), 62))  # random base62 sits above 0.79 (measured)
         if entropy(run) >= floor and not _wordlike(run):
@@ -230,7 +238,9 @@ def entropic(text: str, key: str | None = None) -> Iterator[Hit]:
         if glued(text, m.start(), m.end()) or not _mixed(run) or not ("/" in run or "+" in run):
             continue
         segments = [s for s in run.split("/") if s]
-        if entropy(run) >= 4.5 and sum(map(_wordlike, segments)) * 2 < len(segments):
+        if len(run) > _RUN_MAX or (
+            entropy(run) >= 4.5 and sum(map(_wordlike, segments)) * 2 < len(segments)
+        ):
             yield Hit(m.start(), m.end(), "token-entropy", run, rank=RANK_ENTROPY)
     low_key = (key or "").lower()
     if any(w in low_key for w in _HASH_WORDS):

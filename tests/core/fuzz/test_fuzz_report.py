@@ -77,9 +77,7 @@ def test_a_saved_report_file_loads_or_is_one_usage_error(doc: Any, raw: bool, ju
 @FUZZ
 @given(
     doc=JSON,
-    planted=st.lists(
-        st.tuples(st.sampled_from(sorted(KINDS)), st.integers(0, 2**32)), max_size=4
-    ),
+    planted=st.lists(st.tuples(st.sampled_from(sorted(KINDS)), st.integers(0, 2**32)), max_size=4),
     key=TEXT,
 )
 def test_the_redactor_takes_any_json_leaks_nothing_and_is_idempotent(

@@ -22,6 +22,7 @@ from tests.planting import KINDS, SURVIVORS, Campaign, campaign, leaks, seed_for
 
 REPO = Path(__file__).resolve().parents[3]
 FORMATS = ("json", "md", "html")
+REPORT = (sys.executable, "-m", "core", "report", "--quick")
 
 
 def try_script(lines: list[str]) -> str:
@@ -55,8 +56,7 @@ def export(tmp: Path, plants: Campaign, formats: tuple[str, ...]) -> dict[str, A
     for fmt in formats:
         path = tmp / f"report.{fmt}"
         result = subprocess.run(
-            [sys.executable, "-m", "core", "report", "--quick", "--error", str(log)]
-            + ["--run", "try:1", "-o", str(path)],
+            [*REPORT, "--error", str(log), "--run", "try:1", "-o", str(path)],
             cwd=REPO,
             env=env,
             capture_output=True,
