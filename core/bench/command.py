@@ -56,7 +56,7 @@ def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
     """Write each chart as `<id>-light.svg` and `<id>-dark.svg`; returns the paths."""
     if directory is None:
         return []
-    from core.bench.charts import render_svg
+    from core.bench.svg import render_svg
     from core.fsutil import atomic_write_text
 
     check_charts_dir(directory)

@@ -38,6 +38,19 @@ RULES: tuple[Rule, ...] = (
     Rule("driver.not-loaded", suppress=_CUDA_USE),
     Rule("driver.version-mismatch", suppress=_CUDA_USE),
     Rule("driver.no-permission", suppress=_CUDA_USE),
+    # A damaged library copy: the crash, the failed ops and the unreadable version are its doing.
+    Rule(
+        "lib.damaged-copy",
+        suppress=("torch.op-failed", "cudnn.unreadable"),
+        demote=(
+            "probe.deep-failed",
+            "cudnn.mixed-sublibraries",
+            "cudnn.unexpected-copy",
+            "cudnn.runtime-incompatible",
+            "torch.import-error",
+        ),
+        demote_to="warning",
+    ),
     # A malformed allocator setting can make torch fail at import or at CUDA init already.
     Rule(
         "env.alloc-conf-invalid",

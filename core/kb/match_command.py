@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from core.errors import UsageError
 from core.kb.options import add_pack_option, open_kb_for
 from core.kb.render import USER_LABEL
+from core.models import encode_json
 
 if TYPE_CHECKING:
     from core.kb.matcher import MatchReport
@@ -89,24 +89,28 @@ def run(args: argparse.Namespace) -> int:
     """Match the input and print the ranked entries."""
     if args.top < 1:
         raise UsageError("--top must be at least 1")
-    from core.kb import match
-
     text = read_input(args.file)
     if not text.strip():
         where = "standard input" if args.file == "-" else args.file
         raise UsageError(f"{where} is empty: paste an error message, traceback or log")
+    from core.answer import render_answer
+    from core.ops.diagnose import diagnose, matches_only
+
     with open_kb_for(args) as kb:
-        report = match(text, kb, top=args.top)
-    if not report.matches and looks_binary(text):
+        result = diagnose(text, kb, top=args.top)
+    if not result.matches and looks_binary(text):
         # An error inside a garbled log still matches; pure binary data is a wrong input.
         where = "standard input" if args.file == "-" else args.file
         raise UsageError(f"{where} looks like binary data, not a text log")
+    answer = result.answer
+    assert answer is not None
     if args.json:
-        json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(encode_json(result) + "\n")
     else:
         packs = " ".join(f"--kb-extra {p}" for p in (args.kb_extra or []))
-        sys.stdout.write(render_report(report, packs))
+        # Without a confident match the ranked list's own first line is the whole answer.
+        head = render_answer(answer) + "\n" if answer.entry else ""
+        sys.stdout.write(head + render_report(matches_only(result), packs))
     return 0
 
 
@@ -119,6 +123,8 @@ def render_report(report: MatchReport, packs: str = "") -> str:
         out.append(
             "No confident match: this text does not contain an error the knowledge base knows."
         )
+    elif report.matches:
+        out.append("Ranked matches:")
     for n, m in enumerate(report.matches):
         if n == len(confident) and confident and n < len(report.matches):
             out += ["", "Weaker matches:"]
@@ -138,5 +144,5 @@ def render_report(report: MatchReport, packs: str = "") -> str:
     else:
         out.append("To look by words instead: cuda-clinic kb search WORDS (or kb list)")
     if report.root_cause:
-        out.append(f"Root cause: cuda-clinic kb show {report.root_cause['id']}")
+        out.append(f"Root cause: cuda-clinic kb show {report.root_cause.id}")
     return "\n".join(out) + "\n"

@@ -106,7 +106,8 @@ def _bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
 
 def bench_charts(payload: dict[str, Any]) -> list[dict[str, Any]]:
     """Chart entries (id, title, svg, data) for one benchmark payload, via core.bench.charts."""
-    from core.bench.charts import build_charts, render_svg
+    from core.bench.charts import build_charts
+    from core.bench.svg import render_svg
 
     return [
         {"id": c.id, "title": c.title, "svg": render_svg(c), "data": c.to_dict()}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -177,8 +176,9 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
         )
     if getattr(args, "fleet", None):
         from core.fleet.section import section_from_file
+        from core.models import to_builtins
 
-        report["fleet"] = section_from_file(args.fleet)
+        report["fleet"] = to_builtins(section_from_file(args.fleet))
     if args.no_redact:
         print(
             "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "
@@ -214,13 +214,9 @@ def _read_error(path: str | None) -> str | None:
 
 
 def _pdf(report: dict[str, Any], output: str) -> int:
-    try:
-        # The PDF renderer lives with the GUI (it needs Qt); the name is looked up at run time
-        # so that the headless core never depends on it.
-        module = importlib.import_module("gui.report_pdf")
-    except ImportError:
-        raise UsageError("PDF needs the GUI extra (PySide6); use --format html or md") from None
-    data: bytes = module.render_pdf(report)
+    from core import pdf
+
+    data = pdf.render(report)  # the app's renderer (gui.cli provides it), or a one-line error
     _write(Path(output), data)
     print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
     return 0

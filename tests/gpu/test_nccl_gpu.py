@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from core.env.multigpu import collect
+from core.env import detect
 from core.nccl.launch import LaunchSpec
 from core.nccl.run import run_nccl
 
@@ -18,7 +18,8 @@ if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
 
 
 def test_env_section_sees_every_gpu_and_the_peer_matrix() -> None:
-    section = collect(sys.executable, torch.cuda.device_count())
+    section = detect(sys.executable, deep=True).multi_gpu
+    assert section is not None
     count = torch.cuda.device_count()
     assert section["torch"]["device_count"] == count
     assert len(section["torch"]["peer_access"]) == count * (count - 1)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from core.kb import KnowledgeBase, match, open_kb
 from core.kb.anchors import analyse
+from core.kb.results import RootCause
 from core.kb.scan import word_tokens
 
 REPO = Path(__file__).resolve().parents[3]
@@ -108,11 +109,11 @@ def test_final_error_is_headline_and_earlier_assert_is_root(kb: KnowledgeBase) -
     assert report.matches[0].confidence > report.matches[1].confidence
     assert "masked by" in report.matches[0].note
     assert report.matches[1].role == "root_cause"
-    assert report.root_cause == {
-        "id": "cuda/fixture-device-assert",
-        "line": 2,
-        "masks": "cuda/fixture-mapping-error",
-    }
+    assert report.root_cause == RootCause(
+        id="cuda/fixture-device-assert",
+        line=2,
+        masks="cuda/fixture-mapping-error",
+    )
 
 
 def test_memory_pressure_behind_not_initialized(kb: KnowledgeBase) -> None:
@@ -126,7 +127,7 @@ def test_memory_pressure_behind_not_initialized(kb: KnowledgeBase) -> None:
     report = match(text, kb)
     assert report.headline == "cuda/fixture-not-initialized"
     assert report.root_cause is not None
-    assert report.root_cause["id"] == "cuda/fixture-out-of-memory"
+    assert report.root_cause.id == "cuda/fixture-out-of-memory"
 
 
 def test_later_error_is_not_called_a_root(kb: KnowledgeBase) -> None:
@@ -288,11 +289,13 @@ def test_cli_file_text_output_and_top(tmp_path: Path) -> None:
     result = _cli(str(log), "--top", "1")
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode()
-    assert "cuda/fixture-mapping-error" in out
-    # The root cause is named by id even when --top hides its own match.
-    assert "masked by cuda/fixture-device-assert at line 1" in out
-    assert "cuda/fixture-device-assert" not in out.split("note:")[0]  # --top 1
-    assert "Root cause: cuda-clinic kb show cuda/fixture-device-assert" in out
+    answer, ranked = out.split("Ranked matches:")
+    # The answer leads with the root cause, even when --top hides its own match.
+    assert answer.startswith("Answer: ") and "[cuda/fixture-device-assert," in answer
+    assert "cuda/fixture-mapping-error" in ranked
+    assert "masked by cuda/fixture-device-assert at line 1" in ranked
+    assert "cuda/fixture-device-assert" not in ranked.split("note:")[0]  # --top 1
+    assert "Root cause: cuda-clinic kb show cuda/fixture-device-assert" in ranked
 
 
 def test_cli_missing_file_and_bad_top(tmp_path: Path) -> None:
