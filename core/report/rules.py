@@ -23,9 +23,10 @@ from typing import Any
 import re2
 
 from core.errors import UsageError
-from core.paths import resources_dir
 
-RULE_FILES = ("gitleaks.toml", "extra.toml")  # under resources/redaction/
+RULE_FILES = ("gitleaks.toml", "extra.toml")
+# The rule files travel with the code that reads them (a copy of `core` redacts anywhere).
+RULES_DIR = Path(__file__).resolve().parent / "rulesets"
 _LINE_WINDOW = 256  # an allowlist that reads "the line" reads at most this much either side
 
 
@@ -48,7 +49,13 @@ def entropy(text: str) -> float:
     if not text:
         return 0.0
     n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+    # log2(n) - sum(c log2 c) / n: one table lookup per distinct character
+    weighted = sum(_C_LOG_C[c] if c < _TABLE else c * math.log2(c) for c in Counter(text).values())
+    return math.log2(n) - weighted / n
+
+
+_TABLE = 1024
+_C_LOG_C = [0.0] + [c * math.log2(c) for c in range(1, _TABLE)]
 
 
 @dataclass(frozen=True)
@@ -214,6 +221,5 @@ def load_rules(paths: Sequence[Path]) -> RuleSet:
 
 @functools.cache
 def default_rules() -> RuleSet:
-    """gitleaks' rules and ours, from resources/redaction/ (loaded once per process)."""
-    folder = resources_dir() / "redaction"
-    return load_rules([folder / name for name in RULE_FILES])
+    """gitleaks' rules and ours, from core/report/rulesets/ (loaded once per process)."""
+    return load_rules([RULES_DIR / name for name in RULE_FILES])

@@ -17,24 +17,26 @@ from tests.longlines import MB, token_run, url_line
 
 
 def _seconds(text: str) -> float:
-    best = float("inf")
-    for _ in range(2):
-        redactor = Redactor(Secrets())
-        start = time.perf_counter()
-        redactor.redact_text(text)
-        best = min(best, time.perf_counter() - start)
-    return best
+    redactor = Redactor(Secrets())
+    start = time.perf_counter()
+    redactor.redact_text(text)
+    return time.perf_counter() - start
 
 
 @pytest.mark.parametrize("make", [url_line, token_run], ids=["url-query", "base64-run"])
 def test_one_and_two_megabyte_lines(make: Callable[[int], str]) -> None:
-    one, two = _seconds(make(MB)), _seconds(make(2 * MB))
+    """Pairs are timed back to back (the machine's load is shared by both); the best pair
+    counts, so a neighbour's burst cannot fail the test, and backtracking still would."""
+    one_mb, two_mb = make(MB), make(2 * MB)
+    pairs = [(_seconds(one_mb), _seconds(two_mb)) for _ in range(3)]
+    one = min(p[0] for p in pairs)
+    ratio = min(p[1] / p[0] for p in pairs)
     assert one < 5.0, f"1 MB took {one:.2f} s"
-    assert two <= 2.5 * one + 0.5, f"1 MB {one:.2f} s, 2 MB {two:.2f} s: not linear"
+    assert ratio <= 2.5, f"2 MB took {ratio:.2f} times as long as 1 MB: not linear ({pairs})"
 
 
 def test_the_issue_188kb_url_line() -> None:
     line = url_line(188_000)
     redacted, _ = Redactor(Secrets()).redact_text(line)
-    assert _seconds(line) < 2.0
+    assert min(_seconds(line) for _ in range(2)) < 2.0
     assert "storage.corp.example.com" not in redacted  # the host in the URL still goes
