@@ -25,7 +25,7 @@ _PATH = re.compile(r"\$((?:\.\w+|\[\d+\])*)")
 
 
 class StepSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """One step: a function in a step file, or one of the entry's `[[fixes]]` applied to the repro."""
+    """One step: a function in a step file, or an entry's `[[fixes]]` item applied to the repro."""
 
     name: str | UnsetType = UNSET  # the id KB workarounds/dead ends name in their `step`
     fix: str | UnsetType = UNSET  # a `[[fixes]]` id: re-run the repro under that fix
@@ -112,7 +112,7 @@ def _field_of(error: msgspec.ValidationError) -> tuple[str, str]:
     return f"wizard{path}", problem[0].lower() + problem[1:]
 
 
-def parse_wizard(
+def parse_wizard(  # noqa: PLR0912 - one check per field of the table
     raw: Any, fix_ids: set[str], step_refs: list[tuple[str, str]], fail: Callable[..., KBError]
 ) -> WizardSpec:
     """Validate the `[wizard]` table: types, names, fix ids, and that every KB `step` exists.

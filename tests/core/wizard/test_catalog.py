@@ -184,7 +184,7 @@ def test_a_declared_wizard_becomes_a_scenario(tmp_path: Path) -> None:
 def test_a_malformed_wizard_table_is_one_line_naming_the_field(
     tmp_path: Path, step: str, problem: str
 ) -> None:
-    with pytest.raises(KBError, match="sample.md: field ") as caught:
+    with pytest.raises(KBError, match=r"sample\.md: field ") as caught:
         parse_entry(_sample(tmp_path, step), tmp_path)
     assert problem in str(caught.value) and "\n" not in str(caught.value)
 
