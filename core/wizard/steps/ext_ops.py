@@ -47,7 +47,9 @@ def later(y: torch.Tensor) -> float:
 # -- invalid configuration argument ----------------------------------------------------------------
 
 
-def culprit(mod: Any, x: torch.Tensor, chunk: int = 0, guard: bool = False, on_x: bool = False) -> Any:
+def culprit(
+    mod: Any, x: torch.Tensor, chunk: int = 0, guard: bool = False, on_x: bool = False
+) -> Any:
     """The op whose launch shape comes from the data."""
     return mod.rows_launch(x, chunk, guard, on_x)
 
@@ -88,7 +90,7 @@ def empty_input(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     }
 
 
-# -- invalid argument: dynamic shared memory --------------------------------------------------------
+# -- invalid argument: dynamic shared memory ----------------------------------------------------
 
 
 def tile_sum(mod: Any, x: torch.Tensor, smem_bytes: int, opt_in: bool) -> Any:
@@ -110,7 +112,12 @@ def shared_memory(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     x = torch.ones(4096, device="cuda")
     out = tile_sum(mod, x, smem, bool(params.get("opt_in")))
     total = later(out)
-    return {"smem_bytes": smem, "opt_in_limit_bytes": limit, "sum": total, "values_ok": total == 4096}
+    return {
+        "smem_bytes": smem,
+        "opt_in_limit_bytes": limit,
+        "sum": total,
+        "values_ok": total == 4096,
+    }
 
 
 # -- an extension op given a CPU tensor ------------------------------------------------------------
@@ -136,12 +143,12 @@ def cpu_tensor(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"input_device": str(x.device), "output_device": str(y.device), "values_ok": ok}
 
 
-# -- a kernel not built for this GPU ----------------------------------------------------------------
+# -- a kernel not built for this GPU ------------------------------------------------------------
 
 
-def arch_call(mod: Any, x: torch.Tensor, query: bool) -> Any:
-    """The op call that runs (or sizes) the kernel (the culprit)."""
-    return mod.arch_probe(x, query)
+def arch_call(mod: Any, x: torch.Tensor) -> Any:
+    """The op call that runs the kernel (the culprit)."""
+    return mod.arch_probe(x)
 
 
 def arch(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
@@ -158,7 +165,32 @@ def arch(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     emit({"kind": "info", "what": "architectures", "built_for": wanted, "gpu": gpu})
     x = torch.zeros(16, device="cuda")
     started = time.perf_counter()
-    y = arch_call(mod, x, bool(params.get("query_attributes")))
+    y = arch_call(mod, x)
     total = later(y)
     ms = (time.perf_counter() - started) * 1000.0
-    return {"built_for": wanted, "gpu": gpu, "values_ok": total == 16.0, "first_call_ms": round(ms, 2)}
+    return {
+        "built_for": wanted,
+        "gpu": gpu,
+        "values_ok": total == 16.0,
+        "first_call_ms": round(ms, 2),
+    }
+
+
+def guard_call(mod: Any, x: torch.Tensor, in_body: bool) -> Any:
+    """The op whose kernel is guarded by __CUDA_ARCH__ (the culprit)."""
+    return mod.guarded(x, in_body)
+
+
+def arch_guard(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """A kernel defined only for pre-Hopper architectures, launched on this GPU (built for it);
+    `in_body`: the fix, __CUDA_ARCH__ used inside a kernel that exists for every architecture."""
+    if torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] < 9:
+        gpu = ext.this_gpu_arch()
+        return {"skipped": f"the guarded kernel is left out for sm_90 and newer; this GPU is {gpu}"}
+    mod, why = _module(emit)
+    if why:
+        return {"skipped": why}
+    x = torch.zeros(16, device="cuda")
+    y = guard_call(mod, x, bool(params.get("in_body")))
+    total = later(y)
+    return {"built_for": ext.this_gpu_arch(), "values_ok": total == 16.0}

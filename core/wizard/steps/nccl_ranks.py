@@ -343,7 +343,7 @@ def invalid_usage(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     if run["returncode"] != 0 or run["timed_out"]:
         tail = [ln for ln in run["log"].splitlines() if "rror" in ln][-3:]
         raise RuntimeError(f"the ranks failed (rc={run['returncode']}): " + " | ".join(tail))
-    return {**summary, "ranks_done": len(_lines(run["log"], MARK + r" \d: done", 8))}
+    return {**summary, "ranks_done": len(re.findall(MARK + r" \d: done", run["log"]))}
 
 
 # -- the rank side (torchrun runs this file with --rank-main) ------------------------------------
