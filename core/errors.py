@@ -21,3 +21,8 @@ class KBError(ClinicError):
 
 class HistoryError(ClinicError):
     """The user database could not be opened or repaired."""
+
+
+class InputError(UsageError):
+    """A file or text the user handed us does not hold what it should (too large, too deep,
+    not JSON, a field of the wrong type): the message names the file and the field."""
