@@ -12,6 +12,7 @@ from typing import Any
 
 from core.wizard.model import Predicate
 from core.wizard.perf import summarize_rnn_performance
+from core.wizard.record import Extras, StepRecord
 
 Value = Mapping[str, Any]
 
@@ -110,5 +111,5 @@ CRITERIA: dict[str, Predicate] = {
     "on-gpu": on_gpu,  # the op ran and its results are right
 }
 
-Summary = Callable[[list[dict[str, Any]]], dict[str, Any]]
+Summary = Callable[[list[StepRecord]], Extras]
 SUMMARIES: dict[str, Summary] = {"rnn-performance": summarize_rnn_performance}

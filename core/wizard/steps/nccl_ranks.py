@@ -111,7 +111,8 @@ def launch(config: dict[str, Any], limit_s: float, emit: Emit, nproc: int = 2) -
         "--rank-main",
         json.dumps(config),
     ]
-    emit({"progress": f"starting {nproc} ranks with torchrun"})
+    count = "two" if nproc == 2 else str(nproc)
+    emit({"progress": f"starting {count} ranks with torchrun"})
     started = time.monotonic()
     log_path = os.path.join(workdir, "ranks.log")
     with open(log_path, "wb") as log:
