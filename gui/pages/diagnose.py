@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.kb import KnowledgeBase, MatchReport, match
+from core.kb import KnowledgeBase, MatchReport
+from core.ops.diagnose import diagnose
 from gui.context import AppContext
 from gui.pages.base import Page, label, scroll_column
 from gui.widgets.cards import FindingBox
@@ -29,7 +30,7 @@ Result = tuple[str, MatchReport, dict[str, str]]
 
 def _diagnose(text: str, kb: KnowledgeBase) -> Result:
     """Match `text` and look up which matched entries have a wizard."""
-    report = match(text, kb, top=5)
+    report = diagnose(text, kb, top=5, answer=False)
     entries = kb.get_many([m.id for m in report.matches])
     return text, report, {i: e.scenario for i, e in entries.items()}
 
@@ -187,8 +188,7 @@ class DiagnosePage(Page):
             root = report.root_cause
             box = FindingBox(
                 "warning",
-                f"The headline error usually masks an earlier one: {root['id']} at line "
-                f"{root['line']}.",
+                f"The headline error usually masks an earlier one: {root.id} at line {root.line}.",
                 "Fix the earlier error first; the later one often disappears with it.",
                 colors,
             )

@@ -66,7 +66,10 @@ def test_check_reports_a_stale_schema_and_write_fixes_it(tmp_path: Path) -> None
 
 # Every `--json` output of a command that can run here, with the schema it must match.
 # Each owner adds the commands of their package (env, wizard run, bench, report, ...).
-OUTPUTS: list[tuple[str, list[str]]] = []
+OUTPUTS: list[tuple[str, list[str]]] = [
+    ("match", ["match", "--json", "tests/data/matcher/cases/assert-detectors-13.txt"]),
+    ("match", ["match", "--json", "README.md"]),  # text with no GPU error: no confident match
+]
 
 
 def cli_json(argv: list[str]) -> Any:
