@@ -152,6 +152,9 @@ class WizardRun(Versioned, frozen=True, kw_only=True):
 
     schema_version: int = 1
     id: int | None = None  # the user database's id once saved
+    # Why nothing ran: this machine cannot run the scenario (no CUDA GPU, a CPU-only torch).
+    # Such a run is not saved, and `wizard run` exits 3.
+    cannot_run: str = ""
     scenario: StepValue = msgspec.field(default_factory=dict)  # Scenario.to_dict()
     python: str = ""
     environment: StepValue = msgspec.field(default_factory=dict)  # the env JSON + runtime

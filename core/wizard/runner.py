@@ -41,6 +41,7 @@ STATUS_OUTCOME = {
 
 
 MAX_ERROR_LINE = 1000
+CANCELLED = "cancelled by the user"
 
 
 def _error_line(result: StepResult) -> str | None:
@@ -337,7 +338,7 @@ def run_wizard(
         environment = environment_for(worker.python, runtime)
         reason = unmet_requirement(scenario, runtime, worker.python)
         if cancel is not None and cancel.is_set():
-            reason = "cancelled by the user"
+            reason = CANCELLED
         if reason is not None:
             records = [_skipped(scenario.repro, "repro", reason)]
             records += [_skipped(step, "workaround", reason) for step in scenario.workarounds]
@@ -357,4 +358,5 @@ def run_wizard(
         verdict=build_verdict(scenario, records, extras),
         charts=extras.charts if summarized else msgspec.UNSET,
         summary=extras.summary or msgspec.UNSET,
+        cannot_run=reason if reason is not None and reason != CANCELLED else "",
     )
