@@ -16,6 +16,7 @@ __all__ = ["Environment", "Finding", "assemble", "deep_result", "detect", "rende
 
 # Mirrors core.env.runner.DEEP_TIMEOUT_S; the runner (subprocess and friends) loads on first use.
 DEEP_TIMEOUT_S = 180.0
+QUICK_TIMEOUT_S = 60.0  # core.env.runner.QUICK_TIMEOUT_S mirrors it
 
 
 def app_info() -> dict[str, Any]:
@@ -47,6 +48,7 @@ def detect(
     deep: bool = False,
     deep_timeout: float = DEEP_TIMEOUT_S,
     cancel: threading.Event | None = None,
+    quick_timeout: float = QUICK_TIMEOUT_S,
 ) -> Environment:
     """Probe the target interpreter (default: this one) and return the Environment with findings.
 
@@ -63,7 +65,9 @@ def detect(
 
     target = resolve_python(python)
     try:
-        quick, deep_run = run_probes(target, deep=deep, deep_timeout=deep_timeout, cancel=cancel)
+        quick, deep_run = run_probes(
+            target, deep=deep, deep_timeout=deep_timeout, cancel=cancel, quick_timeout=quick_timeout
+        )
     except OSError as exc:
         raise TargetPythonError(f"{target} could not be started: {exc}") from None
     status: dict[str, Any] = {"target": target, "quick": quick.status(), "deep": None}
