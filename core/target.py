@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
@@ -59,13 +60,10 @@ def resolve_python(path: str | None) -> str:
         outcome = run_contained([candidate, "-I", "-S", "-c", _CHECK], timeout=CHECK_TIMEOUT_S)
     except OSError as exc:
         raise TargetPythonError(f"{path} could not be run: {exc}") from None
-    parts = outcome.text().split()
-    if (
-        outcome.status != "exited"
-        or outcome.exit_code != 0
-        or len(parts) != 2
-        or not all(p.isdigit() for p in parts)
-    ):
+    # stdout and stderr share the log: the loader may print its own lines (a bad LD_PRELOAD)
+    said = [text for _t, text in outcome.lines() if re.fullmatch(r"\d+ \d+", text.strip())]
+    parts = said[-1].split() if said else []
+    if outcome.status != "exited" or outcome.exit_code != 0 or len(parts) != 2:
         raise TargetPythonError(f"{path} is not a working Python interpreter ({outcome.ended()})")
     version = (int(parts[0]), int(parts[1]))
     if version < MIN_VERSION:
