@@ -25,6 +25,8 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 SCHEMAS: dict[str, tuple[str, str]] = {
     "match": ("core.ops.diagnose:Diagnosis", "cuda-clinic match --json"),
     "fleet": ("core.fleet.model:FleetRun", "cuda-clinic fleet --json, and the saved fleet.json"),
+    "nccl": ("core.nccl.model:NcclReport", "cuda-clinic nccl --json"),
+    "selftest": ("core.selftest.model:SelftestReport", "cuda-clinic selftest --json"),
 }
 
 
