@@ -57,7 +57,7 @@ def check_triton(env: Environment) -> list[Finding]:
                 kb="triton/cannot-find-libcuda",
             )
         )
-    elif not triton.get("libcuda_so"):
+    elif triton.get("links_lcuda") and not triton.get("libcuda_so"):
         folder = triton["libcuda_dirs"][0]
         out.append(
             Finding(

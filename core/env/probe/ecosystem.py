@@ -254,6 +254,10 @@ def triton(site_dirs: list[str], cuda_home: str | None) -> TritonInfo | None:
         None,
     )
     include = sysconfig.get_paths().get("include") or ""
+    # Older releases link the launcher with `-lcuda` (needs an unversioned libcuda.so); newer
+    # ones name libcuda.so.1 itself (driver.py's `libraries`).
+    driver_py = _read(os.path.join(root, "backends", "nvidia", "driver.py"), 256 << 10)
+    lcuda = bool(re.search(r"""^libraries\s*=\s*\[\s*['"]cuda['"]\s*\]""", driver_py, re.M))
     ptxas_ok = ptxas if ptxas and os.access(ptxas, os.X_OK) else None
     return {
         "location": root,
@@ -277,9 +281,18 @@ def triton(site_dirs: list[str], cuda_home: str | None) -> TritonInfo | None:
         else None,
         "python_include": include,
         "cc": os.environ.get("CC") or shutil.which("clang") or shutil.which("gcc"),
+        "links_lcuda": lcuda,
         "ptxas": ptxas_ok,
         "ptxas_version": _ptxas_version(ptxas_ok) if ptxas_ok else None,
     }
+
+
+def _read(path: str, limit: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(limit)
+    except OSError:
+        return ""
 
 
 def _ptxas_version(path: str) -> str | None:

@@ -75,6 +75,7 @@ class TritonInfo(TypedDict, total=False):
     python_h: str | None
     python_include: str
     cc: str | None
+    links_lcuda: bool
     ptxas: str | None
     ptxas_version: str | None
 
