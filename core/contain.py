@@ -364,13 +364,15 @@ def run_contained(
     output: Literal["lines", "streams"] = "lines",
     max_bytes: int = 64 << 20,
     extra_tokens: Sequence[tuple[str, str]] = (),
+    on_stop: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> Outcome:
     """Run `argv` contained (see the module docstring) and describe how it ended.
 
     Raises OSError when the command cannot be started (the caller words it for the user).
     `stop_at_marker` ends the run (status "stopped") as soon as `until` matched a line.
     `extra_tokens`: (variable, value) pairs the caller put in `env` to tag what a launcher
-    starts; processes carrying them are ended too.
+    starts; processes carrying them are ended too. `on_stop(proc)` runs when a timeout, cancel
+    or marker stops a running command, before the group is ended (srun's own cancel).
     """
     token = uuid.uuid4().hex
     child_env = {**(env if env is not None else os.environ), TOKEN_ENV: token}
@@ -411,6 +413,8 @@ def run_contained(
             break
         time.sleep(POLL_S)
     wall = time.monotonic() - started
+    if status != "exited" and on_stop is not None:
+        on_stop(proc)
     # Always end the group and the token's tree: a clean exit may leave background children.
     strays = reap(proc.pid, token, extra_tokens)
     proc.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from core.env.checks_ecosystem import check_packages_gpu
 from core.env.checks_files import check_damaged, check_loader
 from core.env.checks_libs import check_cudnn, check_env_vars, check_gpus, check_packages
 from core.env.checks_multi import check_multi_gpu
@@ -15,6 +16,7 @@ from core.env.checks_stack import (
     check_variables,
     kb_for,
 )
+from core.env.checks_toolchain import check_container, check_triton
 from core.env.compat import arch_support, cuda_compat, version_tuple
 from core.env.model import Environment, Finding
 from core.env.remedy import best_install, cublas_remedy, cudnn_remedy
@@ -366,6 +368,9 @@ def all_checks() -> list[Check]:
         check_gpus,
         check_toolkit,
         check_packages,
+        check_packages_gpu,
+        check_triton,
+        check_container,
         check_multi_gpu,
     ]
 

@@ -33,6 +33,11 @@ class Rule:
 
 # In priority order: when several roots are present, the earlier rule's root comes first.
 RULES: tuple[Rule, ...] = (
+    # A container started without its GPU: no driver, no GPU, no CUDA are what follows.
+    Rule(
+        "cuda.container-gpu-not-visible",
+        suppress=(*_CUDA_USE, "driver.not-found", "driver.library-missing", "gpu.none"),
+    ),
     Rule("driver.library-missing", suppress=_CUDA_USE),
     Rule("driver.not-found", suppress=_CUDA_USE),
     Rule("driver.not-loaded", suppress=_CUDA_USE),

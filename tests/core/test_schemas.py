@@ -71,10 +71,13 @@ OUTPUTS: list[tuple[str, list[str]]] = [
     ("match", ["match", "--json", "README.md"]),  # text with no GPU error: no confident match
     ("fleet", ["fleet", "--from", "tests/data/fleet/nodes", "--json"]),
     ("fleet", ["fleet", "--from", "tests/data/fleet/gpu/fleet_deep.json", "--json"]),
+    ("nccl", ["nccl", "--nproc", "2", "--sizes", "8B:64B", "--iters", "2", "--json"]),
+    ("selftest", ["selftest", "--json", "--kills", "2", "--no-cuda"]),
 ]
 
 # Saved files (recorded on the GPU machine or written by the clinic) and the schema they match.
 SAVED: list[tuple[str, str]] = [
+    ("selftest", "tests/data/selftest/gpu.json"),
     ("fleet", "tests/data/fleet/gpu/fleet_quick.json"),
     ("fleet", "tests/data/fleet/gpu/fleet_deep.json"),
 ]

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from core.env import detect
+from core.models import to_builtins
 from core.nccl.launch import LaunchSpec
 from core.nccl.run import run_nccl
 
@@ -37,7 +38,7 @@ def test_two_nccl_ranks_move_the_right_data_over_what_nccl_chose() -> None:
         pg_timeout=60,
         env={"NCCL_DEBUG": "INFO"},
     )
-    report = run_nccl(spec)
+    report = to_builtins(run_nccl(spec))
     assert report["status"] == "ok", report["hang"]
     assert report["backend"] == "nccl"
     assert not report["wrong_results"]

@@ -248,6 +248,14 @@ def _ldconfig_dirs() -> list[str]:
     return dirs
 
 
+def _cuda_home() -> str | None:
+    """CUDA_HOME (or CUDA_PATH), else the first toolkit on disk: where extensions build against."""
+    roots = _toolkit_roots()
+    return (
+        os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or (roots[0] if roots else None)
+    )
+
+
 def _toolkit_roots() -> list[str]:
     roots = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")]
     roots += ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*")), "/opt/cuda"]
@@ -523,6 +531,7 @@ def main() -> int:
     result.pop("cudnn_versions", None)
     section("toolkits", toolkits)
     section("packages", packages)
+    section("ecosystem", lambda: _sibling("ecosystem").probe(_site_dirs(), _cuda_home()))
     section("toolchain", lambda: compiler_versions(compilers))
     result.pop("compilers", None)
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
