@@ -75,6 +75,8 @@ def _history(
         elif latest:
             newest: dict[str, int] = {}
             for row in history.runs(limit=200):
+                if row.get("outcome") == "skipped":  # nothing ran (older databases kept these)
+                    continue
                 newest.setdefault(str(row["scenario"]), int(row["id"]))
             runs = [history.get_run(i) for i in list(newest.values())[:LATEST_SCENARIOS]]
         else:

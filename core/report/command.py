@@ -160,12 +160,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
-    from core.report import collect, load_report, redact, unredacted
+    from core.ops.report import build
+    from core.report import load_report, redact, unredacted
 
+    fleet = getattr(args, "fleet", None)
     if args.source:
         report = load_report(args.source)
+        if fleet:
+            from core.fleet.section import section_from_file
+            from core.models import to_builtins
+
+            report["fleet"] = to_builtins(section_from_file(fleet))
     else:
-        report = collect(
+        report = build(
             python=args.python,
             deep=not args.quick,
             error_text=_read_error(args.error),
@@ -173,12 +180,8 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             try_ids=[int(r.split(":")[1]) for r in args.runs or [] if isinstance(r, str)],
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
+            fleet=fleet,
         )
-    if getattr(args, "fleet", None):
-        from core.fleet.section import section_from_file
-        from core.models import to_builtins
-
-        report["fleet"] = to_builtins(section_from_file(args.fleet))
     if args.no_redact:
         print(
             "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "

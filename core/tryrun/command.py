@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
+from core.models import encode_json
 from core.tryrun.model import VERDICT_WORDS, FixRun, TryResult
 
 if TYPE_CHECKING:
@@ -18,15 +18,18 @@ DESCRIPTION = (
     "and show the line in your code that raised it. With --fixes, re-run it once per no-code "
     "fix the matched entry declares (environment variables, torch switches applied by a "
     "start-up shim on the child's PYTHONPATH; nothing is written into your project) and say "
-    "which one works: fixed, still fails, fails differently, timed out, or located. 'Fixed' "
+    "which one works: fixed, still fails, fails differently, timed out, located, or can't test "
+    "here (a CUDA-only fix on a machine without CUDA is not re-run). 'Fixed' "
     "means the error did not recur and the run exited cleanly, printed the --until marker, or "
     "was still running at the timeout after 3x the original time to failure. Runs are saved "
     "(report --run try:N)."
 )
 EPILOG = (
     "Exit codes: 0 a fix was verified or located the error, or the command did not fail; 1 it "
-    "failed (or hung until --timeout) and no fix was verified; 2 bad usage (command not "
-    "found, not executable, bad folder)."
+    "failed (or hung until --timeout) and no fix was verified (a fix this machine cannot test, "
+    'such as a cuDNN switch on a CPU-only torch, is reported as "can\'t test here" and not '
+    "re-run); 2 bad usage (command not found, not executable, a python script that does not "
+    "exist, an interpreter that does not start, a bad folder)."
 )
 
 
@@ -80,7 +83,8 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
-    from core.tryrun.runner import TryOptions, run_try
+    from core.ops.tryrun import try_command
+    from core.tryrun.runner import TryOptions
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -93,22 +97,18 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     quiet = bool(args.json)
-    result = run_try(
+    result = try_command(
         opts,
-        _open_kb,
         fixes=args.fixes,
+        open_kb=_open_kb,
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
+        save=not args.no_save,
     )
-    if not args.no_save:
-        from core.history import History
-
-        with History.open() as history:
-            result.id = history.save_try(result.to_dict())
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        result.summary_text = result.summary()
+        sys.stdout.write(encode_json(result) + "\n")
     else:
         sys.stdout.write(render(result))
     if result.status in ("passed", "cancelled"):
@@ -152,30 +152,26 @@ def describe_rerun(run: FixRun, full: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render(result: TryResult) -> str:  # noqa: PLR0912 - one branch per part of the result
-    """The human-readable result."""
+def render(result: TryResult) -> str:
+    """The human-readable result: what ran, the answer, then each re-run's detail."""
     out = [f"\ncuda-clinic try: {' '.join(result.command)}  (in {result.cwd})"]
     out.append(f"original: {result.message}")
-    if result.entry:
-        e = result.entry
-        out.append(f"error: {e['id']} — {e['title']} (confidence {e['confidence']:.2f})")
-        if e.get("note"):
-            out.append(f"  note: {e['note']}")
-        for ev in e.get("evidence", [])[:3]:
-            out.append(f"  line {ev['line']}: {ev['text']}")
-    elif result.status == "failed":
-        out.append("error: no confident knowledge-base match (see `cuda-clinic match`)")
-    if result.frame:
-        from core.tryrun.locate import where
+    if result.machine:
+        out.append(f"machine: {result.machine.get('line')}")
+    if result.answer is not None:
+        from core.answer import answer_from_dict, render_answer
 
-        out.append(f"raised in your code at {where(result.frame)}")
+        out += ["", render_answer(answer_from_dict(result.answer)).rstrip("\n")]
     ran = [f for f in result.fixes if f.verdict]
     if result.fixes and not ran:
-        out.append("no-code fixes to try (add --fixes to re-run with each):")
+        out += ["", "no-code fixes to try (add --fixes to re-run with each):"]
         out.extend(describe_rerun(f) for f in result.fixes)
+    if ran:
+        out += ["", "re-runs:"]
     for f in ran:
         out.append(describe_rerun(f))
-        line = f"  -> {VERDICT_WORDS.get(f.verdict or '', f.verdict or '')}: {f.reason}"
+        word = VERDICT_WORDS.get(f.verdict or "", f.verdict or "")
+        line = f"  -> {word}: {f.reason}"
         if f.cost and f.cost.get("ratio"):
             line += (
                 f"; cost {f.cost['ratio']:.2f}x wall to {f.cost['reference']} "
@@ -184,12 +180,8 @@ def render(result: TryResult) -> str:  # noqa: PLR0912 - one branch per part of 
         out.append(line)
     if result.no_fix:
         out.append(f"no no-code fix: {result.no_fix['reason']}")
-        change = result.no_fix.get("code_change")
-        if change:
-            out.append(f"the knowledge base's code change: {change['title']}")
-            out.extend("    " + line for line in change["snippet"].splitlines())
     rec = result.recommendation
-    if rec and not (result.no_fix and rec["kind"] == "code"):
+    if rec and rec["kind"] != "code":
         out.append(f"recommendation: {rec['text']}")
         if rec.get("change"):
             out.extend("    " + line for line in rec["change"].splitlines())

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+
+import msgspec
 
 from core.errors import UsageError
 from core.wizard.catalog import SCENARIOS
-from core.wizard.model import OUTCOMES, Requirements, Scenario, Step, WizardRun
+from core.wizard.model import OUTCOMES, Requirements, Scenario, Step
+from core.wizard.record import WizardEvent, WizardRun
 
 __all__ = [
     "OUTCOMES",
     "Requirements",
     "Scenario",
     "Step",
+    "WizardEvent",
     "WizardRun",
     "get_scenario",
     "run_wizard",
@@ -40,17 +43,19 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
     scenario_id: str,
     python: str | None = None,
     timeout: float | None = None,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: Callable[[WizardEvent], None] | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
 ) -> WizardRun:
-    """Run a scenario in the target interpreter; save it in the user database when `save`."""
+    """Run a scenario in the target interpreter; save it in the user database when `save`
+    (never a run that could not start here: `cannot_run` says why)."""
     from core.wizard.runner import run_wizard as run
 
     result = run(get_scenario(scenario_id), python, timeout, on_event, cancel)
-    if save:
+    # A run this machine could not make says nothing about the error: it is not kept.
+    if save and not result.cannot_run:
         from core.history import History
 
         with History.open() as history:
-            result.id = history.save_run(result.to_dict())
+            result = msgspec.structs.replace(result, id=history.save_run(result.to_dict()))
     return result

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.fsutil import atomic_write_text
-from core.report import Redaction, collect, redact, render
+from core.ops.report import build
+from core.report import Redaction, redact, render
 from gui.context import AppContext
 from gui.pages.base import Page, label
 
@@ -43,7 +44,7 @@ def _build(
 ) -> Built:
     """Collect the report from this machine and redact it (seconds: env detection runs);
     `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's own."""
-    report = collect(
+    report = build(
         python=python, deep=deep, error_text=error_text, run_ids=run_ids, kb_extra=kb_extra or []
     )
     return redact(report)
