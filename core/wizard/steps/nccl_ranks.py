@@ -29,10 +29,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 TOKEN_ENV = "CUDA_CLINIC_NCCL_WIZARD"
 MARK = "cuda-clinic-rank"
 
@@ -251,7 +256,7 @@ def assess(diagnostic: str, run: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def watchdog(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def watchdog(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Two ranks; rank 1 skips all_reduce #3 (or is slow before it); a short timeout."""
     why = _gpus()
     if why:
@@ -259,11 +264,11 @@ def watchdog(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     config: dict[str, Any] = {
         "kind": "watchdog",
         "skip": bool(params.get("skip", True)),
-        "slow_s": float(params.get("slow_s", 0)),
-        "timeout_s": float(params.get("timeout_s", 5)),
+        "slow_s": kit.float_param(params, "slow_s", 0),
+        "timeout_s": kit.float_param(params, "timeout_s", 5),
     }
     config["hold_s"] = config["timeout_s"] + 8  # the skipping rank is busy elsewhere meanwhile
-    limit = float(params.get("limit_s", 40))
+    limit = kit.float_param(params, "limit_s", 40)
     run = launch(config, limit, emit)
     diagnostic = params.get("diagnostic")
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
@@ -281,7 +286,7 @@ def watchdog(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {**summary, "ranks_done": len(_lines(run["log"], MARK + r" \d: done"))}
 
 
-def system_error(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def system_error(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Two ranks with P2P off, so NCCL uses /dev/shm; a 1 MiB file-size limit makes the
     segment's posix_fallocate fail (as a full /dev/shm does)."""
     why = _gpus()
@@ -289,10 +294,10 @@ def system_error(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         return {"skipped": why}
     config: dict[str, Any] = {
         "kind": "shm",
-        "fsize": int(params.get("fsize", 1 << 20)),
+        "fsize": kit.int_param(params, "fsize", 1 << 20),
         "timeout_s": 30.0,
     }
-    run = launch(config, float(params.get("limit_s", 45)), emit)
+    run = launch(config, kit.float_param(params, "limit_s", 45), emit)
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
     warn = _lines(run["log"], r"NCCL WARN", 4)
     if params.get("diagnostic"):
@@ -310,7 +315,7 @@ def system_error(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 DUPLICATE = r"Duplicate GPU detected|invalid usage|ncclInvalidUsage"
 
 
-def invalid_usage(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def invalid_usage(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Two ranks that both pick cuda:0 (no set_device(LOCAL_RANK)), then one all_reduce.
 
     Needs one GPU. `per_gpu`: the fix, one rank per visible GPU, each on its own device;
@@ -328,10 +333,10 @@ def invalid_usage(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     config: dict[str, Any] = {
         "kind": "same-gpu",
         "per_gpu": per_gpu,
-        "backend": str(params.get("backend", "nccl")),
+        "backend": kit.text_param(params, "backend", "nccl"),
         "timeout_s": 30.0,
     }
-    run = launch(config, float(params.get("limit_s", 45)), emit, nproc=nproc)
+    run = launch(config, kit.float_param(params, "limit_s", 45), emit, nproc=nproc)
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
     summary["ranks"] = nproc
     if params.get("diagnostic"):

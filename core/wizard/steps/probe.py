@@ -5,10 +5,12 @@ from __future__ import annotations
 import platform
 import re
 import sys
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # annotations only: this file runs where torch may be missing
+    from core.wizard.steps import _stepkit as kit
+
+
 
 
 def _driver_version() -> str | None:
@@ -33,7 +35,7 @@ def _driver_version() -> str | None:
         return None
 
 
-def runtime(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def runtime(params: kit.Params, emit: kit.Emit) -> kit.JSONObject:
     """Versions and device facts as this interpreter's torch reports them."""
     info: dict[str, Any] = {
         "python": sys.version.split()[0],

@@ -17,13 +17,19 @@ import importlib
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 LINKER = re.compile(r"(cannot find -l|libcuda\.so cannot found|undefined reference|ld(\.\w+)?:)")
 
 
@@ -92,7 +98,7 @@ def culprit(x: torch.Tensor) -> torch.Tensor:
     return compiled(x)
 
 
-def compile_kernel(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def compile_kernel(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """torch.compile a small function with TRITON_LIBCUDA_PATH set by `libcuda`: 'wrong-folder',
     'versioned-only', 'with-symlink', 'driver-folder', or 'unset' (Triton's own search)."""
     why = _why_not_here()
@@ -101,7 +107,7 @@ def compile_kernel(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     driver = _driver_library()
     if driver is None:
         return {"skipped": "could not find the libcuda.so.1 this process loaded in /proc/self/maps"}
-    path = _libcuda_path(str(params.get("libcuda", "wrong-folder")), driver)
+    path = _libcuda_path(kit.text_param(params, "libcuda", "wrong-folder"), driver)
     os.environ.pop("TRITON_LIBCUDA_PATH", None)
     if path is not None:
         os.environ["TRITON_LIBCUDA_PATH"] = path
