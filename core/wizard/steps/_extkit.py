@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # annotations only: this file runs where torch may be missing
     from core.wizard.steps import _stepkit as kit
 
 
-
 CPP = """
 torch::Tensor rows_launch(torch::Tensor x, int64_t chunk, bool guard_empty, bool rows_on_x);
 torch::Tensor smem_sum(torch::Tensor x, int64_t smem_bytes, bool opt_in);

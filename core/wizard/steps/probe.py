@@ -11,8 +11,6 @@ if TYPE_CHECKING:  # annotations only: this file runs where torch may be missing
     from core.wizard.steps import _stepkit as kit
 
 
-
-
 def _driver_version() -> str | None:
     """The NVIDIA kernel driver version (Linux /proc, else NVML when installed)."""
     try:
