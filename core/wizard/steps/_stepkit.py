@@ -108,9 +108,9 @@ def cudnn_flags(**flags: bool) -> Iterator[None]:
             setattr(backend, name, value)
 
 
-def versions() -> dict[str, Any]:
+def versions() -> JSONObject:
     """torch, CUDA and cuDNN versions and the GPU this step ran on."""
-    info: dict[str, Any] = {
+    info: JSONObject = {
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
@@ -205,9 +205,7 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError)
 
 
-def fill_gpu(
-    leave_mb: float, budget_mb: float, emit: Callable[[dict[str, Any]], None]
-) -> list[Any]:
+def fill_gpu(leave_mb: float, budget_mb: float, emit: Emit) -> list[Any]:
     """Allocate plain device memory until about `leave_mb` MB stay free; return the blocks.
 
     Only ordinary `torch.empty` allocations of this process (never managed memory), never more
@@ -274,7 +272,7 @@ def error_source(exc: BaseException) -> str:
     return "other"
 
 
-def error_event(exc: BaseException, **extra: Any) -> dict[str, Any]:
+def error_event(exc: BaseException, **extra: object) -> JSONObject:
     """An event describing a failed GPU call (the exception travels on as the step's error)."""
     return {
         "kind": "error",

@@ -8,7 +8,7 @@ the sub-library mismatch. When the system copy is absent the step says so and is
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch.nn import functional
@@ -48,7 +48,7 @@ def first_conv(params: kit.Params, emit: Emit) -> kit.JSONObject:
     missing = [p for p in needed if not os.path.exists(p)]
     if missing:
         return {"skipped": f"no second cuDNN on this machine ({', '.join(missing)} is absent)"}
-    info: dict[str, Any] = {
+    info: kit.JSONObject = {
         "LD_PRELOAD": os.environ.get("LD_PRELOAD", ""),
         "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", ""),
     }

@@ -44,7 +44,7 @@ def first_cudnn_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
     x = torch.randn(1, 3, 32, 32, device="cuda")
     w = torch.randn(8, 3, 3, 3, device="cuda")
     torch.cuda.synchronize()
-    info: dict[str, Any] = {"variant": how, **kit.versions()}
+    info: kit.JSONObject = {"variant": how, **kit.versions()}
     if how == "warmup-conv":
         _conv(x, w)  # the cuDNN handle is created now, while memory is free
     if how == "benchmark-true":
@@ -140,7 +140,7 @@ def conv_under_pressure(params: kit.Params, emit: Emit) -> kit.JSONObject:
     x = x_full[:batch]
     torch.cuda.synchronize()
     tensor_mb = x_full.numel() * x_full.element_size() / kit.MB
-    info: dict[str, Any] = {
+    info: kit.JSONObject = {
         "batch": batch,
         "benchmark": backend.benchmark,
         "deterministic": backend.deterministic,

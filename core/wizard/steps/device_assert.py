@@ -8,7 +8,7 @@ op that launches the faulting kernel; without CUDA_LAUNCH_BLOCKING=1 the error s
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -55,7 +55,7 @@ def later(out: torch.Tensor, follow_up: str, dev: torch.device) -> float:
     return float(out.sum().item())
 
 
-def _cpu_only_skip(kind: str) -> dict[str, Any] | None:
+def _cpu_only_skip(kind: str) -> kit.JSONObject | None:
     """On the CPU the same batch raises a readable IndexError at once: nothing to reproduce."""
     if torch.cuda.is_available():
         return None

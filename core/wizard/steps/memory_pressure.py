@@ -45,7 +45,7 @@ def allocator_oom(params: kit.Params, emit: Emit) -> kit.JSONObject:
     rows = _activation_rows(kit.float_param(params, "fraction", 0.4))
     if variant == "smaller-batch":
         rows //= 4
-    info: dict[str, Any] = {"variant": variant, "rows": rows, **kit.versions()}
+    info: kit.JSONObject = {"variant": variant, "rows": rows, **kit.versions()}
     emit({"kind": "info", "what": "batch", "rows": rows, "mb": round(rows * 4096 * 4 / kit.MB)})
     x = torch.randn(rows, 4096, device="cuda")
     try:
@@ -87,7 +87,7 @@ def first_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
     if variant == "warmup":
         culprit(op, x)  # the handle / kernel is ready before memory runs out
         torch.cuda.synchronize()
-    info: dict[str, Any] = {"op": op, "variant": variant, **kit.versions()}
+    info: kit.JSONObject = {"op": op, "variant": variant, **kit.versions()}
     try:
         blocks = kit.fill_gpu(leave, kit.float_param(params, "budget_mb", DEFAULT_BUDGET_MB), emit)
     except kit.BudgetExceededError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: this file runs where torch may be missing
     from core.wizard.steps import _stepkit as kit
@@ -35,7 +35,7 @@ def _driver_version() -> str | None:
 
 def runtime(params: kit.Params, emit: kit.Emit) -> kit.JSONObject:
     """Versions and device facts as this interpreter's torch reports them."""
-    info: dict[str, Any] = {
+    info: kit.JSONObject = {
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "platform": platform.platform(),

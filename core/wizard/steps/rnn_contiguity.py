@@ -4,7 +4,7 @@ and a non-contiguous initial hidden state (an error), both on the cuDNN path onl
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -19,7 +19,7 @@ Emit = kit.Emit
 WEIGHTS_WARNING = "not part of single contiguous chunk of memory"
 
 
-def _need_cudnn() -> dict[str, Any] | None:
+def _need_cudnn() -> kit.JSONObject | None:
     if not torch.cuda.is_available() or not torch.backends.cudnn.is_available():
         return {
             "skipped": "this check is on PyTorch's cuDNN RNN path: it needs a CUDA GPU "

@@ -79,7 +79,7 @@ def _autocast_training(
     """A full optimizer step under autocast(fp16) with a GradScaler, as the seed suggests."""
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     scaler = torch.amp.GradScaler(dev.type)
-    seen: dict[str, Any] = {}
+    seen: kit.JSONObject = {}
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)

@@ -81,7 +81,7 @@ def is_available(params: kit.Params, emit: Emit) -> kit.JSONObject:
         warnings.simplefilter("always")
         available = torch.cuda.is_available()
     seen = _seen()
-    out: dict[str, Any] = {**seen, "available": available}
+    out: kit.JSONObject = {**seen, "available": available}
     out["warnings"] = [str(w.message)[:300] for w in caught]
     if params.get("variant") == "why":
         reason = _why_unavailable()
