@@ -27,6 +27,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "fleet": ("core.fleet.model:FleetRun", "cuda-clinic fleet --json, and the saved fleet.json"),
     "nccl": ("core.nccl.model:NcclReport", "cuda-clinic nccl --json"),
     "selftest": ("core.selftest.model:SelftestReport", "cuda-clinic selftest --json"),
+    "try": ("core.tryrun.model:TryResult", "cuda-clinic try --json, and a saved try run"),
 }
 
 
