@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from core.ops.save import record_wizard
 from core.wizard import WizardRun, run_wizard
 
@@ -23,5 +25,5 @@ def wizard(
     such a run says nothing about the error)."""
     run = run_wizard(scenario_id, python, timeout, on_event, cancel, save=False)
     if save and not run.cannot_run:
-        run.id = record_wizard(run.to_dict())
+        run = msgspec.structs.replace(run, id=record_wizard(run.to_dict()))
     return run
