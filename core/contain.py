@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 TOKEN_ENV = "CUDA_CLINIC_CONTAIN_TOKEN"
 KILL_GRACE_S = 1.0
@@ -40,6 +40,22 @@ TAIL_LINES = 2000
 TAIL_BYTES = 512 * 1024
 
 LineCallback = Callable[[float, str], None]
+
+
+class RunLog(TypedDict):
+    """How a contained run ended, as saved: the kept log as text, without per-line times."""
+
+    exit_code: int | None
+    signal: str | None
+    status: str
+    wall_s: float
+    lines_total: int
+    lines_dropped: int
+    bytes_total: int
+    marker_s: float | None
+    marker_line: str | None
+    strays_killed: int
+    log: str
 
 
 @dataclass
@@ -99,7 +115,7 @@ class Outcome:
             return f"killed by {self.signal}"
         return f"exit code {self.exit_code}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RunLog:
         """Plain data (the log as text, without per-line times)."""
         return {
             "exit_code": self.exit_code,

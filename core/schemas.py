@@ -27,12 +27,20 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "fleet": ("core.fleet.model:FleetRun", "cuda-clinic fleet --json, and the saved fleet.json"),
     "nccl": ("core.nccl.model:NcclReport", "cuda-clinic nccl --json"),
     "selftest": ("core.selftest.model:SelftestReport", "cuda-clinic selftest --json"),
+    "try": ("core.tryrun.model:TryResult", "cuda-clinic try --json, and a saved try run"),
 }
 
 
 def register(name: str, target: str, title: str) -> None:
     """Add a schema to the registry (used by this module's table; tests may add their own)."""
     SCHEMAS[name] = (target, title)
+
+
+register(
+    "wizard-run",
+    "core.wizard.record:WizardRun",
+    "A wizard run: `cuda-clinic wizard run ID --json`, `wizard history ID --json`",
+)
 
 
 def model_of(name: str) -> Any:

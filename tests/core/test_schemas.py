@@ -20,6 +20,8 @@ from core import schemas
 from core.models import Model
 
 REPO = Path(__file__).resolve().parents[2]
+# A command that fails the way a CUDA error does (matched, answered, fixes planned).
+FAILING = "raise RuntimeError('CUDA error: device-side assert triggered')"
 
 
 def _validate(name: str, document: Any) -> None:
@@ -73,6 +75,11 @@ OUTPUTS: list[tuple[str, list[str]]] = [
     ("fleet", ["fleet", "--from", "tests/data/fleet/gpu/fleet_deep.json", "--json"]),
     ("nccl", ["nccl", "--nproc", "2", "--sizes", "8B:64B", "--iters", "2", "--json"]),
     ("selftest", ["selftest", "--json", "--kills", "2", "--no-cuda"]),
+    ("try", ["try", "--json", "--no-save", "--", sys.executable, "-c", "print('fine')"]),
+    (
+        "try",
+        ["try", "--json", "--no-save", "--", sys.executable, "-c", FAILING],
+    ),
 ]
 
 # Saved files (recorded on the GPU machine or written by the clinic) and the schema they match.
