@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+
+import msgspec
 
 import msgspec
 
 from core.ops.save import record_wizard
 from core.wizard import WizardRun, run_wizard
+from core.wizard.record import WizardEvent
 
 
 def wizard(
@@ -17,7 +19,7 @@ def wizard(
     *,
     python: str | None = None,
     timeout: float | None = None,
-    on_event: Callable[[Any], None] | None = None,
+    on_event: Callable[[WizardEvent], None] | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
 ) -> WizardRun:
