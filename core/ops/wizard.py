@@ -7,8 +7,6 @@ from collections.abc import Callable
 
 import msgspec
 
-import msgspec
-
 from core.ops.save import record_wizard
 from core.wizard import WizardRun, run_wizard
 from core.wizard.record import WizardEvent
