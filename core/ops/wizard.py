@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+
+import msgspec
 
 from core.ops.save import record_wizard
 from core.wizard import WizardRun, run_wizard
+from core.wizard.record import WizardEvent
 
 
 def wizard(
@@ -15,7 +17,7 @@ def wizard(
     *,
     python: str | None = None,
     timeout: float | None = None,
-    on_event: Callable[[Any], None] | None = None,
+    on_event: Callable[[WizardEvent], None] | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
 ) -> WizardRun:
@@ -23,5 +25,5 @@ def wizard(
     such a run says nothing about the error)."""
     run = run_wizard(scenario_id, python, timeout, on_event, cancel, save=False)
     if save and not run.cannot_run:
-        run.id = record_wizard(run.to_dict())
+        run = msgspec.structs.replace(run, id=record_wizard(run.to_dict()))
     return run
