@@ -5,8 +5,13 @@ Usage: python scripts/import_evidence.py RUN.json [RUN.json ...] [--dest resourc
 
 With --update-kb each imported record is also written into its KB entry (resources/kb/<id>.md):
 every workaround or dead end whose `step` the record ran gets a `[run]` evidence line citing the
-record (the repro's outcome and the step's), a step that measured fixed / not fixed lists the
-record in `runs`, and a verdict the measurement contradicts is changed, the line saying so.
+record (the repro's outcome and the step's), a step that measured fixed / not fixed / located /
+not located lists the record in `runs`, and a verdict the measurement contradicts is changed, the
+line saying so (`located` -> "locates", a diagnosis; `not_fixed` -> "does_not_fix"); an item
+that turns into a dead end moves to `dead_ends` (and back). A declared no-code fix (`[[fixes]]`)
+whose kind the record contradicts is changed too (not fixed -> "dead_end", located ->
+"diagnose"). Then the entry is checked as `kb validate` does (core/kb/consistency.py) and what is
+still inconsistent is printed, for a person to settle (a scope, a source).
 
 Each record keeps the scenario, the machine (GPU, driver, torch, cuDNN), the outcome and the time
 of every step, the verdict and a trimmed environment. GPU UUIDs, PCI addresses, process ids and
@@ -27,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.kb import consistency  # noqa: E402
 from core.report.redact import Secrets  # noqa: E402
 from core.report.scrub import redact_report  # noqa: E402
 
@@ -113,9 +119,21 @@ def write_record(src: Path, dest_dir: Path, overwrite: bool = True) -> Path | No
     return dest
 
 
-# A verdict a measured step outcome allows (as tests/core/kb/test_evidence.py checks).
-ALLOWED = {"fixed": ("fixes", "partial"), "not_fixed": ("does_not_fix", "partial")}
-MEASURED_VERDICT = {"fixed": "fixes", "not_fixed": "does_not_fix"}
+# A verdict a measured step outcome allows (core/kb/consistency.py holds the rule).
+ALLOWED = consistency.ALLOWED
+MEASURED_VERDICT = {
+    "fixed": "fixes",
+    "not_fixed": "does_not_fix",
+    "located": "locates",
+    "not_located": "does_not_fix",
+}
+# A [[fixes]] kind a measured outcome contradicts, and the kind it becomes.
+FIX_KIND = {
+    ("fix", "not_fixed"): "dead_end",
+    ("fix", "located"): "diagnose",
+    ("diagnose", "not_located"): "dead_end",
+    ("dead_end", "fixed"): "fix",
+}
 
 
 def _toml_str(text: str) -> str:
@@ -201,6 +219,27 @@ def _update_block(block: str, record: dict[str, Any], rel: str, changes: list[st
     block = _set_evidence(block, evidence)
     block = _set_runs(block, runs)
     changes.append(f"{record['scenario_id']} {kind} {name}: {outcome}")
+    verdict = tomllib.loads(block)[kind][0]["verdict"]
+    home = "dead_ends" if verdict == "does_not_fix" else "workarounds"
+    if verdict in ("does_not_fix", "fixes", "locates") and home != kind:
+        block = block.replace(f"[[{kind}]]", f"[[{home}]]", 1)
+        changes.append(f"{record['scenario_id']} {kind} {name}: moved to {home}")
+    return block
+
+
+def _update_fix(block: str, record: dict[str, Any], changes: list[str]) -> str:
+    """One [[fixes]] table: a kind its step's outcome contradicts is changed."""
+    item = tomllib.loads(block)["fixes"][0]
+    outcome = {s["name"]: s["outcome"] for s in record["steps"]}.get(item["id"], "")
+    kind = item.get("kind", "fix")
+    new = FIX_KIND.get((kind, outcome))
+    if new is None:
+        return block
+    if re.search(r'(?m)^kind = ".*"$', block):
+        block = re.sub(r'(?m)^kind = ".*"$', f'kind = "{new}"', block, count=1)
+    else:
+        block = re.sub(r"(?m)^(title = .*)$", lambda m: m.group(1) + f'\nkind = "{new}"', block)
+    changes.append(f"{record['scenario_id']} fixes {item['id']}: kind {kind} -> {new} ({outcome})")
     return block
 
 
@@ -225,6 +264,8 @@ def update_kb(record: dict[str, Any], rel: str, kb_dir: Path) -> list[str]:
     for i, block in enumerate(blocks):
         if re.match(r"\[\[(workarounds|dead_ends)\]\]", block):
             blocks[i] = _update_block(block, record, rel, changes)
+        elif re.match(r"\[\[fixes\]\]", block):
+            blocks[i] = _update_fix(block, record, changes)
     updated = "+++\n" + "".join(blocks) + sep + body
     if updated == original:
         return changes
@@ -235,6 +276,17 @@ def update_kb(record: dict[str, Any], rel: str, kb_dir: Path) -> list[str]:
         path.write_text(original, encoding="utf-8")
         raise SystemExit(f"{path}: left unchanged, the update would not parse: {exc}") from exc
     return changes
+
+
+def left_to_settle(entry_id: str, kb_dir: Path) -> list[str]:
+    """What `kb validate` still finds inconsistent in the entry after an import."""
+    from core.kb.schema import parse_entry
+    from core.kb.scope import Records, with_scopes
+
+    evidence = kb_dir.parent
+    records = Records(evidence)
+    entry = with_scopes(parse_entry(kb_dir / f"{entry_id}.md", kb_dir), evidence, records)
+    return consistency.problems(entry, records)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for change in update_kb(record, f"evidence/{dest.name}", args.kb):
                 print(f"  kb: {change}")
+            for problem in left_to_settle(record["scenario_id"], args.kb):
+                print(f"  kb: still to settle by hand: {problem}")
     return 1 if failed else 0
 
 

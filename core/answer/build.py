@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.answer.causes import Found, cause_text, find_cause
-from core.answer.kbfixes import entry_fixes
+from core.answer.kbfixes import entry_fixes, user_stack
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
 from core.answer.testable import Machine, scenario_blocked, untestable_reason
@@ -24,7 +24,7 @@ ASYNC_NOTE = (
     "earlier; re-running with CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` does) names its line"
 )
 LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
-_KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
+_KB_RANK = {"measured": 0, "documented": 1, "locates": 3, "partial": 3, "unverified": 4}
 NO_MATCH = (
     "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
     "only a part of the log was pasted (the error is usually at its end)."
@@ -85,7 +85,7 @@ def build_answer(
     if history is not None:
         fixes += history_fixes(entry, history)
     lead_ids = {found.prefer} if found is not None and found.prefer else set()
-    ranked = rank(fixes, entry_fixes(entry, found), machine, lead_ids)
+    ranked = rank(fixes, entry_fixes(entry, found, user_stack(text, machine)), machine, lead_ids)
     root = matches.get("root_cause") or {}
     head: Mapping[str, Any] = next(iter(matches.get("matches") or []), {})
     note = str(head.get("note") or "") if root else ""
@@ -245,7 +245,7 @@ def entry_answer(
         entry=entry.id,
         title=entry.title,
         cause=_cause(entry, None, {}),
-        fixes=rank(local, entry_fixes(entry), machine),
+        fixes=rank(local, entry_fixes(entry, user=user_stack("", machine)), machine),
         next=next_step(entry, None, "", machine),
         note=note,
         origin=entry.origin,
