@@ -135,21 +135,15 @@ def entry_fixes(
             item = workaround_fix(covered, entry, user)
             if not covered.snippet:
                 item.change, item.kind = change, kind  # type: ignore[assignment]
-        elif fix.kind == "diagnose":
+        else:  # declared without a workaround behind it: no verdict, so no scope either
+            what = "a diagnosis (it names the failing line)" if fix.kind == "diagnose" else "a fix"
             item = AnswerFix(
                 title=fix.title,
                 change=change,
                 kind=kind,  # type: ignore[arg-type]
-                status="locates",
-                sure="a diagnosis: it names the failing line, it does not fix the error; "
-                "not measured by the clinic",
-            )
-        else:
-            item = AnswerFix(
-                title=fix.title,
-                change=change,
-                kind=kind,  # type: ignore[arg-type]
-                sure="a documented no-code fix; `try --fixes` verifies it on your script",
+                status="unverified",
+                sure=f"{what} the KB suggests without a measurement; `try --fixes` runs it on "
+                "your script",
             )
         item.fix_id = fix.id
         item.needs = "cuda" if fix.needs_cuda else ""

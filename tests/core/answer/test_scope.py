@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from core.answer import answer_for
+from core.answer import Answer, answer_for
 from core.kb import KnowledgeBase, match, open_kb
 from core.wizard.availability import Machine
 
@@ -28,7 +30,7 @@ def kb() -> Iterator[KnowledgeBase]:
         yield handle
 
 
-def _answer(kb: KnowledgeBase, text: str, machine: Machine | None = None):  # type: ignore[no-untyped-def]
+def _answer(kb: KnowledgeBase, text: str, machine: Machine | None = None) -> Answer:
     return answer_for(text, match(text, kb).to_dict(), kb, machine=machine, use_history=False)
 
 
@@ -61,7 +63,7 @@ def test_a_stack_that_differs_in_a_way_that_matters_is_named(kb: KnowledgeBase) 
     assert "(from this machine)" in older.differs and "CUDA 12.1" in older.differs
 
 
-def test_match_prints_the_scope_on_the_command_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_match_prints_the_scope_on_the_command_line(tmp_path: Path) -> None:
     log = tmp_path / "err.log"
     log.write_text(LOG, encoding="utf-8")
     out = subprocess.run(
@@ -69,7 +71,8 @@ def test_match_prints_the_scope_on_the_command_line(tmp_path) -> None:  # type: 
         capture_output=True,
         text=True,
         check=True,
-        env={"CUDA_CLINIC_BLOCK_QT": "1", **__import__("os").environ},
+        env={"CUDA_CLINIC_BLOCK_QT": "1", **os.environ},
     ).stdout
+    out = " ".join(out.split())  # the answer is wrapped to the terminal's width
     assert "measured on torch 2.11 / CUDA 13.0 / cuDNN 9.19 / H200 (sm_90), 2026-11-26" in out
     assert "your cuDNN 8.5.0 is another major version" in out

@@ -43,7 +43,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/cudnn-sdpa-no-execution-plan",
         "cuda/cudnn-status-bad-param",
         "cuda/cudnn-status-execution-failed",
-        "cuda/cudnn-status-internal-error",
         "cuda/cudnn-status-mapping-error",
         "cuda/cudnn-status-not-initialized",
         "cuda/cudnn-status-not-supported",
