@@ -27,6 +27,10 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "fleet": ("core.fleet.model:FleetRun", "cuda-clinic fleet --json, and the saved fleet.json"),
     "nccl": ("core.nccl.model:NcclReport", "cuda-clinic nccl --json"),
     "selftest": ("core.selftest.model:SelftestReport", "cuda-clinic selftest --json"),
+    "report": (
+        "core.report.types:Report",
+        "cuda-clinic report --format json, and the report --from reads",
+    ),
 }
 
 

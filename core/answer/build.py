@@ -7,6 +7,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from core.answer.causes import Found, cause_text, find_cause
 from core.answer.kbfixes import entry_fixes
 from core.answer.local import history_fixes
@@ -78,9 +80,9 @@ def build_answer(
     entry = kb.get(str(lead["id"]))
     found = find_cause(text.splitlines(), entry.id, [f["function"] for f in frames(text)[-8:]])
     if where is not None and entry.category == "kernel-fault" and not frame:
-        where.note = ASYNC_NOTE
+        where = replace(where, note=ASYNC_NOTE)
     if where is not None and where_note:
-        where.note = where_note
+        where = replace(where, note=where_note)
     fixes = list(local)
     if history is not None:
         fixes += history_fixes(entry, history)
@@ -154,9 +156,12 @@ def rank(
         fix = _merge(mine, item) if mine is not None else item
         reason = untestable_reason(fix, machine) if machine is not None and not mine else ""
         if reason:
-            fix.why = reason
-            fix.sure = f"can't test here: {reason}; {fix.sure}"
-            fix.status = "cant_test_here"
+            fix = replace(
+                fix,
+                why=reason,
+                sure=f"can't test here: {reason}; {fix.sure}",
+                status="cant_test_here",
+            )
         lead = fix.source == "cause" or fix.fix_id in lead_ids
         out.append((_key(fix, order, lead=lead), fix))
     for order, fix in enumerate(seen.values(), start=len(out)):
@@ -166,12 +171,9 @@ def rank(
 
 def _merge(mine: AnswerFix, kb: AnswerFix) -> AnswerFix:
     """A KB fix judged on this machine: this machine's word, the KB's exact change and scope."""
-    mine.change = kb.change or mine.change
-    mine.kind = kb.kind
-    mine.scope = kb.scope
+    mine = replace(mine, change=kb.change or mine.change, kind=kb.kind, scope=kb.scope)
     if mine.status == "cant_test_here" and kb.status in _KB_RANK:
-        mine.sure = f"{mine.sure}; {kb.sure}"
-        mine.measured = None
+        mine = replace(mine, sure=f"{mine.sure}; {kb.sure}", measured=None)
     return mine
 
 

@@ -32,7 +32,8 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
     #   category in CATEGORIES order: versions, hardware, findings, wizard, libraries, other;
     #   .rank is that position, .to_dict() the JSON; render_diff(diffs, a_name, b_name,
     #   headlines=(a_line, b_line)) the plain-text table
-    load_report(path) -> dict   (a saved JSON report, checked against docs/report-schema.json)
+    load_report(path) -> dict   (a saved JSON report, checked against core/report/types.py;
+                                 its JSON Schema is docs/schemas/report.schema.json)
 
 PDF is rendered by `gui.report_pdf.render_pdf(report, ...)` (Qt); the core never imports it.
 Labels are stable within one report: the same value always gets the same label, so two GPUs
@@ -43,17 +44,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import read_bytes
 from core.errors import UsageError
 from core.report.collect import collect
 from core.report.diff import Difference, diff_reports, render_diff
-from core.report.model import SCHEMA_VERSION, build_report
+from core.report.model import build_report
 from core.report.redact import Redaction, Redactor, Secrets
 from core.report.schema import SchemaError, validate
 from core.report.scrub import Mark, counts, mark, redact_report, reveal, strip_marks
+from core.report.types import SCHEMA_VERSION
 
 TEXT_FORMATS = ("json", "md", "html")
 FORMATS = (*TEXT_FORMATS, "pdf")
@@ -113,11 +116,16 @@ def render(
     reveal: Collection[str] = (),
     highlight: bool = False,
     qt: bool = False,
+    full: bool = False,
+    chart_html: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> str:
     """The report as `fmt` text (json, md, html); `reveal` puts chosen redactions back.
 
+    Page 1 is the answer. `full` adds the appendix (the full log, every run, the environment)
+    to Markdown and to Qt's HTML (PDF, preview); an HTML file always holds it, folded.
     `highlight` wraps every redaction in a coloured, clickable span (html) for the preview;
-    `qt` makes the HTML for QTextDocument/QTextBrowser (no CSS variables, nothing folded).
+    `qt` makes the HTML for QTextDocument/QTextBrowser (no CSS variables, nothing folded);
+    `chart_html` draws a chart there (the app's preview passes one that shows an image).
     """
     if fmt == "pdf":
         raise UsageError("PDF is rendered by the desktop app: use gui.report_pdf.render_pdf")
@@ -127,7 +135,7 @@ def render(
         report = mark(report, redactions, reveal)
     elif reveal:
         report = _revealed(report, redactions, reveal)
-    text = _render(report, fmt, qt)
+    text = _render(report, fmt, qt, full, chart_html)
     return text if highlight and fmt == "html" else strip_marks(text)[0]
 
 
@@ -140,7 +148,7 @@ def render_marked(
     """Plain text (md or json) and where each redaction landed in it, for preview highlights."""
     if fmt not in ("md", "json"):
         raise UsageError("marked previews are plain text: md or json")
-    return strip_marks(_render(mark(report, redactions, reveal), fmt))
+    return strip_marks(_render(mark(report, redactions, reveal), fmt, full=True))
 
 
 def _revealed(
@@ -153,30 +161,37 @@ def _revealed(
     return out
 
 
-def _render(report: dict[str, Any], fmt: str, qt: bool = False) -> str:
+def _render(
+    report: dict[str, Any],
+    fmt: str,
+    qt: bool = False,
+    full: bool = False,
+    chart_html: Callable[[Mapping[str, Any]], str] | None = None,
+) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if fmt == "md":
         from core.report.markdown import render_markdown
 
-        return render_markdown(report)
+        return render_markdown(report, full=full)
     from core.report.html import render_html
 
-    return render_html(report, qt=qt)
+    return render_html(report, qt=qt, full=full, chart_html=chart_html)
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """Read a saved JSON report and check it against the schema (UsageError if it is not one)."""
+    """Read a saved JSON report (bounded) and check it against the model; an older version is
+    upgraded (UsageError in one line if it is not a report)."""
+    from core.models import decode_json
+    from core.report.schema import upgraded
+
+    data = read_bytes(path, what="report")
+    raw = decode_json(data, Any, name=str(path), what="report")
+    if not isinstance(raw, dict):
+        raise UsageError(f"{path} is not a cuda-clinic report: it is not a JSON object")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read report {path}: {exc.strerror or exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from exc
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not JSON: it is binary data, not UTF-8 text") from None
-    try:
-        validate(data)
+        validate(raw)
     except SchemaError as exc:
         raise UsageError(f"{path} is not a cuda-clinic report: {exc}") from exc
-    return data  # type: ignore[no-any-return]
+    report: dict[str, Any] = upgraded(raw)
+    return report

@@ -1,4 +1,5 @@
-"""The canonical report model: one JSON-ready dict built from the producers' plain dicts."""
+"""The canonical report: built in one place (`build_report`) from the producers' output, checked
+against its typed model (core/report/types.py), handed on as its JSON-ready dict."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from core import __version__
 from core.models import to_builtins
 from core.report.fields import summary_rows, upstream_fields
 from core.report.text import verdict_text
+from core.report.types import REPORT_KIND, SCHEMA_VERSION
 
-SCHEMA_VERSION = 1
-REPORT_KIND = "cuda-clinic-report"
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -31,8 +31,14 @@ def build_report(
     findings: Sequence[Mapping[str, Any]] = (),
     generated_at: _dt.datetime | None = None,
     fleet: Mapping[str, Any] | None = None,
+    answer: Any = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)."""
+    """Assemble the report from the producers' output (env JSON, match JSON, wizard runs, bench
+    results, the answer, the two machines) and check it against the typed model.
+
+    This is the one place a report is constructed: every string that enters it passes here.
+    """
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
@@ -51,10 +57,15 @@ def build_report(
         "try_runs": [_plain(r) for r in try_runs],
         "benchmarks": [_plain(b) for b in benchmarks],
         "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
+        "answer": _plain(answer) if answer is not None else None,
+        "origin": _plain(origin) if origin is not None else None,
     }
     if fleet is not None:  # `core.fleet.section.fleet_section(run)`
         report["fleet"] = _plain(fleet)
     report["summary"] = summarize(report)
+    from core.report.schema import validate
+
+    validate(report)  # a producer that hands over a wrong shape is our bug: fail here
     return report
 
 

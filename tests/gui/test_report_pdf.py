@@ -71,3 +71,46 @@ def test_cli_routes_pdf_to_qt(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert out.read_bytes().startswith(b"%PDF-")
     assert "(pdf," in result.stderr
+
+
+EMBEDDING = Path(__file__).resolve().parents[1] / "data" / "answer" / "issue-17-embedding.txt"
+H200 = Path(__file__).resolve().parents[1] / "data" / "env" / "gpu_deep.json"
+
+
+def _pages(data: bytes) -> list[str]:
+    """Each page's text, read back from the PDF by pypdf (not by the code that wrote it)."""
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data))
+    return [" ".join((page.extract_text() or "").split()) for page in reader.pages]
+
+
+def test_a_pasted_error_fits_three_pages_and_page_one_carries_the_fix(
+    qapp: QApplication, tmp_path: Path
+) -> None:
+    """The issue's case at its largest: a pasted GPU error and the environment of an 8-GPU
+    H200 server recorded in deep mode (the longest environment we have)."""
+    import json
+
+    from core.env import assemble
+    from core.report import collect
+
+    rec = json.loads(H200.read_text())
+    env = assemble(rec["quick"], rec.get("deep"), rec.get("status") or {}, rec["deep_mode"])
+    shared, _ = redact(
+        collect(environment=env.to_dict(), error_text=EMBEDDING.read_text(), latest=False)
+    )
+    best = shared["answer"]["fixes"][0]
+    pages = _pages(render_pdf(shared, tmp_path / "short.pdf"))
+    assert 1 <= len(pages) <= 3
+    first = pages[0]
+    packed = "".join(first.split())  # PDF text extraction spaces monospace runs unevenly
+    assert "The answer" in first and "What to change." in first
+    assert " ".join(best["title"].split()) in first
+    assert "model.resize_token_embeddings(len(tokenizer))" in packed  # the change itself
+    assert "model.py:37inforward" in packed
+    assert "Full environment (JSON)" not in " ".join(pages)
+    full = _pages(render_pdf(shared, tmp_path / "full.pdf", full=True))
+    assert len(full) > len(pages) and "Full environment (JSON)" in " ".join(full)

@@ -91,7 +91,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for fmt in ("json", "md", "html"):
         path = tmp / f"report.{fmt}"
         result = subprocess.run(
-            [*CLI, "--error", str(log), "-o", str(path)],
+            [*CLI, "--full", "--error", str(log), "-o", str(path)],
             capture_output=True,
             text=True,
             timeout=120,
