@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from core.kb.store import KnowledgeBase
 
 ASYNC_NOTE = (
-    "CUDA reports this error late: this is where it surfaced, the failing op may have run "
-    "earlier; re-running with CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` does) names its line"
+    "CUDA reports this error late: the failing op may have run before this line; "
+    "CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` sets) names it"
 )
 LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
 _KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
