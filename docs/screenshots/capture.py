@@ -77,14 +77,8 @@ def shoot(window: MainWindow, out: Path, name: str) -> None:
     print(f"saved {path}")
 
 
-def main() -> int:
-    """Capture every page."""
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    out = Path(args[0]) if args else REPO / "docs" / "screenshots"
-    out.mkdir(parents=True, exist_ok=True)
-    if "--dark" in sys.argv:
-        os.environ["CUDA_CLINIC_THEME"] = "dark"
-    suffix = "-dark" if "--dark" in sys.argv else ""
+def _start() -> tuple[ErrorReporter, MainWindow]:
+    """The app, its error reporter and the main window at the screenshot size."""
     app = QApplication(sys.argv[:1])
     configure_identity(app)
     reporter = ErrorReporter(interactive=False, parent=app)
@@ -93,13 +87,22 @@ def main() -> int:
     window.remember_state = False
     window.show()
     window.resize(*SCREENSHOT_SIZE)
-    if "--answer" in sys.argv:
-        capture_answer(window, out, suffix)
-        window.close()
-        reporter.uninstall()
-        return 1 if reporter.unexpected else 0
-    if "--gpu" in sys.argv or "--new" in sys.argv:
-        (capture_gpu if "--gpu" in sys.argv else capture_new)(window, out, suffix)
+    return reporter, window
+
+
+def main() -> int:
+    """Capture every page."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = Path(args[0]) if args else REPO / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    if "--dark" in sys.argv:
+        os.environ["CUDA_CLINIC_THEME"] = "dark"
+    suffix = "-dark" if "--dark" in sys.argv else ""
+    reporter, window = _start()
+    special = {"--answer": capture_answer, "--gpu": capture_gpu, "--new": capture_new}
+    chosen = [special[flag] for flag in special if flag in sys.argv]
+    if chosen:
+        chosen[0](window, out, suffix)
         window.close()
         reporter.uninstall()
         return 1 if reporter.unexpected else 0
