@@ -77,7 +77,7 @@ def shoot(window: MainWindow, out: Path, name: str) -> None:
     print(f"saved {path}")
 
 
-def _start() -> tuple[ErrorReporter, MainWindow]:
+def _start() -> tuple[QApplication, ErrorReporter, MainWindow]:
     """The app, its error reporter and the main window at the screenshot size."""
     app = QApplication(sys.argv[:1])
     configure_identity(app)
@@ -87,7 +87,7 @@ def _start() -> tuple[ErrorReporter, MainWindow]:
     window.remember_state = False
     window.show()
     window.resize(*SCREENSHOT_SIZE)
-    return reporter, window
+    return app, reporter, window
 
 
 def main() -> int:
@@ -98,7 +98,7 @@ def main() -> int:
     if "--dark" in sys.argv:
         os.environ["CUDA_CLINIC_THEME"] = "dark"
     suffix = "-dark" if "--dark" in sys.argv else ""
-    reporter, window = _start()
+    _app, reporter, window = _start()  # _app keeps the QApplication alive until the end
     special = {"--answer": capture_answer, "--gpu": capture_gpu, "--new": capture_new}
     chosen = [special[flag] for flag in special if flag in sys.argv]
     if chosen:
