@@ -13,13 +13,14 @@ from core.answer.causes import Found, cause_text, find_cause
 from core.answer.kbfixes import entry_fixes
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
-from core.answer.testable import Machine, scenario_blocked, untestable_reason
+from core.answer.testable import scenario_blocked, untestable_reason
 from core.tryrun.locate import frames, is_library, pasted_frame
 
 if TYPE_CHECKING:
     from core.history import History
     from core.kb.schema import Entry
     from core.kb.store import KnowledgeBase
+    from core.wizard.availability import Machine
 
 ASYNC_NOTE = (
     "CUDA reports this error late: the failing op may have run before this line; "

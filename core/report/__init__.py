@@ -186,6 +186,10 @@ def load_report(path: str | Path) -> dict[str, Any]:
     from core.report.schema import upgraded
 
     data = read_bytes(path, what="report")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not a report: it is binary data, not JSON text") from None
     raw = decode_json(data, Any, name=str(path), what="report")
     if not isinstance(raw, dict):
         raise UsageError(f"{path} is not a cuda-clinic report: it is not a JSON object")

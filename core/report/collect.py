@@ -120,10 +120,11 @@ def _history(
             benches = [history.get_bench(i) for i in newest_bench.values()]
         else:
             benches = []
-    return runs, [_bench_payload(b) for b in benches]
+    return runs, [bench_payload(b) for b in benches]
 
 
-def _bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
+def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored benchmark run as the report carries it: its payload, id, date, kind, where."""
     payload = dict(stored.get("payload") or stored)
     payload.setdefault("id", stored.get("id"))
     payload.setdefault("created", stored.get("created"))

@@ -64,7 +64,7 @@ class _Html:
         if answered:  # the error leads, not this machine's summary
             out.append(
                 f'<p class="status-error"><b>{_e(answer.get("title"))}</b> '
-                f"(<code>{_e(answer.get('entry'))}</code>)</p>"
+                f"(<code>{_e(answer.get('entry'))}</code>){_mine(answer)}</p>"
             )
         else:
             summary = report.get("summary") or {}

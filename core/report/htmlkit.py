@@ -37,7 +37,7 @@ summary { cursor: pointer; margin: .4em 0; }
 QT_CSS = """
 body { font-family: sans-serif; font-size: 10pt; color: #1f2328; }
 h1 { font-size: 16pt; } h2 { font-size: 13pt; } h3 { font-size: 11pt; }
-th { background-color: #eef1f4; }
+th { background-color: #eef1f4; } td, th { font-size: 8pt; }
 pre { font-size: 8pt; margin-left: 12px; color: #24292f; }
 .banner { color: #cf222e; font-weight: bold; } .status-error { color: #cf222e; }
 .status-warning { color: #9a6700; } .status-ok { color: #1a7f37; } .muted { color: #59636e; }

@@ -52,7 +52,8 @@ def _header(report: Mapping[str, Any], notes: list[str]) -> str:
     icon = {"error": "❌", "warning": "⚠️"}.get(status, "✅")
     answer = report.get("answer") or {}
     if answer.get("entry"):  # the error leads, not this machine's summary
-        lines += [f"❌ **{_inline(answer.get('title'))}** (`{answer['entry']}`)", ""]
+        mine = f" *({tx.USER_ENTRY})*" if answer.get("origin") == "user" else ""
+        lines += [f"❌ **{_inline(answer.get('title'))}** (`{answer['entry']}`){mine}", ""]
     else:
         lines += [f"{icon} **{_inline(summary.get('headline', ''))}**", ""]
     if notes:

@@ -83,8 +83,11 @@ def _pages(data: bytes) -> list[str]:
 
     from pypdf import PdfReader
 
+    import unicodedata
+
     reader = PdfReader(io.BytesIO(data))
-    return [" ".join((page.extract_text() or "").split()) for page in reader.pages]
+    texts = [unicodedata.normalize("NFKC", page.extract_text() or "") for page in reader.pages]
+    return [" ".join(text.split()) for text in texts]  # NFKC: the font's "ff" ligature is 2 f
 
 
 def test_a_pasted_error_fits_three_pages_and_page_one_carries_the_fix(
@@ -114,3 +117,18 @@ def test_a_pasted_error_fits_three_pages_and_page_one_carries_the_fix(
     assert "Full environment (JSON)" not in " ".join(pages)
     full = _pages(render_pdf(shared, tmp_path / "full.pdf", full=True))
     assert len(full) > len(pages) and "Full environment (JSON)" in " ".join(full)
+
+
+def test_benchmark_tables_fit_the_page_with_whole_headers(qapp: QApplication) -> None:
+    """The recorded H200 LSTM sweep's 8-column results table: every header is printed whole
+    (they broke mid-word, "p90_m", before headers could wrap between words)."""
+    import json
+
+    from core.report.collect import bench_charts, bench_payload
+
+    recorded = Path(__file__).resolve().parents[2] / "benchmarks" / "lstm" / "h200-lstm.json"
+    payload = bench_payload({"payload": json.loads(recorded.read_text()), "kind": "lstm"})
+    report = build_report(benchmarks=[payload], charts=bench_charts(payload))
+    text = " ".join(_pages(render_pdf(report, full=True)))
+    assert "median ms p10 ms p90 ms mean ms repeats warmup buffers" in text
+    assert "p90_m" not in text and "median_ms" not in text
