@@ -80,10 +80,9 @@ H200 = Path(__file__).resolve().parents[1] / "data" / "env" / "gpu_deep.json"
 def _pages(data: bytes) -> list[str]:
     """Each page's text, read back from the PDF by pypdf (not by the code that wrote it)."""
     import io
+    import unicodedata
 
     from pypdf import PdfReader
-
-    import unicodedata
 
     reader = PdfReader(io.BytesIO(data))
     texts = [unicodedata.normalize("NFKC", page.extract_text() or "") for page in reader.pages]
