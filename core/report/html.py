@@ -336,15 +336,7 @@ class _Html:
         return "\n".join(out)
 
     def footer(self, report: Mapping[str, Any]) -> str:
-        red = report.get("redaction") or {}
-        text = (
-            f"cuda-clinic {report.get('app', {}).get('version', '')} · schema v"
-            f"{report.get('schema_version')} · {report.get('generated_at', '')}"
-        )
-        if red.get("enabled"):
-            counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
-            text += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
-        return f'<hr><p class="muted">{_e(text)}</p>'
+        return f'<hr><p class="muted">{_e(tx.footer_text(report))}</p>'
 
 
 def _mine(match: Mapping[str, Any]) -> str:

@@ -96,15 +96,7 @@ def _document(report: Mapping[str, Any], full: bool) -> list[_Part]:
         _appendix(report, add)
     else:
         _left_out(report, add, answered)
-    red = report.get("redaction") or {}
-    foot = (
-        f"\n<sub>cuda-clinic {report.get('app', {}).get('version', '')} · schema v"
-        f"{report.get('schema_version')} · {report.get('generated_at', '')}"
-    )
-    if red.get("enabled"):
-        counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
-        foot += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
-    add(_Part(foot + "</sub>\n"))
+    add(_Part(f"\n<sub>{tx.footer_text(report)}</sub>\n"))
     return parts
 
 

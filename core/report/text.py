@@ -12,6 +12,19 @@ MAX_TABLE_COLUMNS = 8
 USER_ENTRY = "your own entry"
 
 
+def footer_text(report: Mapping[str, Any]) -> str:
+    """`cuda-clinic 0.1.0 · schema v2 · <when> · redacted N values (counts)`."""
+    red = report.get("redaction") or {}
+    text = (
+        f"cuda-clinic {(report.get('app') or {}).get('version', '')} · schema v"
+        f"{report.get('schema_version')} · {report.get('generated_at', '')}"
+    )
+    if red.get("enabled"):
+        counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
+        text += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
+    return text
+
+
 def duration(value: Any) -> str:
     """Seconds as '12 ms' / '3.4 s'."""
     if not isinstance(value, int | float):
