@@ -8,6 +8,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,11 @@ def _m5_origin(db: Database) -> None:
     db.table("entries").create_index(["origin"])
 
 
+def _m6_wrapped(db: Database) -> None:
+    """Apps' rewordings of an entry's error (JSON); their patterns are `wrapper` signature rows."""
+    db.table("entries").add_column("wrapped", str, not_null_default="[]")
+
+
 # Ordered migrations: user_version N means the first N have been applied.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m1_tables,
@@ -146,6 +152,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m3_runs,
     _m4_fixes,
     _m5_origin,
+    _m6_wrapped,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -187,7 +194,8 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
         tables["entries"].append(_entry_row(entry))
         sigs = [("signature", s) for s in entry.signatures]
         sigs += [("context", s) for s in entry.context_signatures]
-        counters = {"signature": 0, "context": 0}
+        sigs += [("wrapper", w.pattern) for w in entry.wrapped]
+        counters = {"signature": 0, "context": 0, "wrapper": 0}
         for kind, pattern in sigs:
             row = {
                 "entry_id": entry.id,
@@ -236,7 +244,9 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
         "error_codes": json.dumps(list(entry.error_codes)),
         "error_codes_text": " ".join(entry.error_codes),
         # Searchable words of the regexes: backslash escapes would only add noise.
-        "signatures_text": "\n".join(s.replace("\\", "") for s in entry.signatures),
+        "signatures_text": "\n".join(
+            s.replace("\\", "") for s in (*entry.signatures, *(w.pattern for w in entry.wrapped))
+        ),
         "masked_by": json.dumps(list(entry.masked_by)),
         "related": json.dumps(list(entry.related)),
         "affected_versions": entry.affected_versions,
@@ -249,6 +259,7 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
         "no_wizard": entry.no_wizard,
         "origin": entry.origin,
         "pack": entry.pack,
+        "wrapped": json.dumps([asdict(w) for w in entry.wrapped]),
     }
 
 
