@@ -70,6 +70,8 @@ def test_check_reports_a_stale_schema_and_write_fixes_it(tmp_path: Path) -> None
 # Each owner adds the commands of their package (env, wizard run, bench, report, ...).
 OUTPUTS: list[tuple[str, list[str]]] = [
     ("env", ["env", "--json"]),
+    ("kb-list", ["kb", "list", "--json"]),
+    ("kb-list", ["kb", "search", "cudnn", "--json"]),
     ("env", ["env", "--json", "--from", "tests/data/fleet/nodes/gpu05.json"]),
     ("report", ["report", "--quick", "--format", "json"]),
     ("report", ["report", "--quick", "--format", "json", "--fleet", "tests/data/fleet/nodes"]),
