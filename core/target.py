@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import subprocess
 import sys
 
 from core.errors import TargetPythonError
 
 # Probe scripts use nothing newer than this.
 MIN_VERSION = (3, 8)
+CHECK_TIMEOUT_S = 30.0
 _CHECK = "import sys; print('%d %d' % sys.version_info[:2])"
 _INTERPRETER_NAMES = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
 
@@ -53,19 +54,17 @@ def resolve_python(path: str | None) -> str:
         raise TargetPythonError(f"{path} does not exist")
     if not os.access(candidate, os.X_OK):
         raise TargetPythonError(f"{path} is not executable")
-    try:
-        proc = subprocess.run(
-            [candidate, "-I", "-S", "-c", _CHECK],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+    from core.contain import run_contained
+
+    try:  # contained: a hostile "interpreter" can neither flood us nor leave children behind
+        outcome = run_contained([candidate, "-I", "-S", "-c", _CHECK], timeout=CHECK_TIMEOUT_S)
+    except OSError as exc:
         raise TargetPythonError(f"{path} could not be run: {exc}") from None
-    parts = proc.stdout.split()
-    if proc.returncode != 0 or len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise TargetPythonError(f"{path} is not a working Python interpreter")
+    # stdout and stderr share the log: the loader may print its own lines (a bad LD_PRELOAD)
+    said = [text for _t, text in outcome.lines() if re.fullmatch(r"\d+ \d+", text.strip())]
+    parts = said[-1].split() if said else []
+    if outcome.status != "exited" or outcome.exit_code != 0 or len(parts) != 2:
+        raise TargetPythonError(f"{path} is not a working Python interpreter ({outcome.ended()})")
     version = (int(parts[0]), int(parts[1]))
     if version < MIN_VERSION:
         raise TargetPythonError(

@@ -99,12 +99,13 @@ def _progress(event: dict[str, Any]) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     """Run one sweep, print it, write charts; exit 1 when some configuration failed."""
-    from core.bench import run_sweep
     from core.bench.charts import build_charts
     from core.bench.render import render_sweep
 
     check_charts_dir(args.charts)  # a bad --charts fails before minutes of sweeping
-    payload = run_sweep(
+    from core.ops.bench import bench
+
+    payload = bench(
         args.bench_action,
         quick=args.quick,
         python=args.python,

@@ -169,12 +169,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
-    from core.report import collect, load_report, redact, unredacted
+    from core.ops.report import build
+    from core.report import admit, load_report
 
+    fleet = getattr(args, "fleet", None)
     if args.source:
-        report = load_report(args.source)
+        report: dict[str, Any] = dict(load_report(args.source))
+        if fleet:
+            from core.fleet.section import section_from_file
+            from core.models import to_builtins
+
+            report["fleet"] = to_builtins(section_from_file(fleet))
+        report = admit(report, redact=not args.no_redact)
     else:
-        report = collect(
+        report = build(
             python=args.python,
             deep=not args.quick,
             error_text=_read_error(args.error),
@@ -182,27 +190,23 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             try_ids=[int(r.split(":")[1]) for r in args.runs or [] if isinstance(r, str)],
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
+            fleet=fleet,
+            redact=not args.no_redact,
         )
-    if getattr(args, "fleet", None):
-        from core.fleet.section import section_from_file
-        from core.models import to_builtins
-
-        report["fleet"] = to_builtins(section_from_file(args.fleet))
     if args.no_redact:
         print(
             "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "
             "names and GPU serials",
             file=sys.stderr,
         )
-        return unredacted(report), []
-    shared, items = redact(report)
-    summary = shared["redaction"]
+        return report, []
+    summary = report["redaction"]
     counts = ", ".join(f"{n} {kind}" for kind, n in summary["counts"].items())
     print(
         f"cuda-clinic: redacted {summary['total']} values" + (f": {counts}" if counts else ""),
         file=sys.stderr,
     )
-    return shared, items
+    return report, list(getattr(report, "redactions", []))
 
 
 def _read_error(path: str | None) -> str | None:

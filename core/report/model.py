@@ -12,7 +12,9 @@ import msgspec
 
 from core import __version__
 from core.models import to_builtins
+from core.report.door import Report, admit
 from core.report.fields import summary_rows, upstream_fields
+from core.report.redact import Secrets
 from core.report.text import verdict_text
 from core.report.types import REPORT_KIND, SCHEMA_VERSION
 
@@ -31,13 +33,18 @@ def build_report(
     findings: Sequence[Mapping[str, Any]] = (),
     generated_at: _dt.datetime | None = None,
     fleet: Mapping[str, Any] | None = None,
+    secrets: Secrets | None = None,
+    redact: bool = True,
     answer: Any = None,
     origin: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """Assemble the report from the producers' output (env JSON, match JSON, wizard runs, bench
-    results, the answer, the two machines) and check it against the typed model.
+    results, the answer, the two machines), check it against the typed model
+    (core/report/types.py), and pass it through the door (`core.report.door.admit`): every
+    string redacted, the redactions in `report.redactions`; `redact=False` marks it as NOT
+    redacted instead. `secrets` defaults to this machine's (`Secrets.from_system()`).
 
-    This is the one place a report is constructed: every string that enters it passes here.
+    This is the one place a report is constructed.
     """
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
@@ -66,7 +73,7 @@ def build_report(
     from core.report.schema import validate
 
     validate(report)  # a producer that hands over a wrong shape is our bug: fail here
-    return report
+    return admit(report, secrets, redact=redact)
 
 
 def summarize(report: Mapping[str, Any]) -> dict[str, Any]:

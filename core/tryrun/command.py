@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
+from core.models import encode_json
 from core.tryrun.model import VERDICT_WORDS, FixRun, TryResult
 
 if TYPE_CHECKING:
@@ -83,8 +83,8 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
-    from core.answer.tryrun import attach_answer
-    from core.tryrun.runner import TryOptions, run_try
+    from core.ops.tryrun import try_command
+    from core.tryrun.runner import TryOptions
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -97,23 +97,18 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     quiet = bool(args.json)
-    result = run_try(
+    result = try_command(
         opts,
-        _open_kb,
         fixes=args.fixes,
+        open_kb=_open_kb,
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
-        on_done=attach_answer,
+        save=not args.no_save,
     )
-    if not args.no_save:
-        from core.history import History
-
-        with History.open() as history:
-            result.id = history.save_try(result.to_dict())
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        result.summary_text = result.summary()
+        sys.stdout.write(encode_json(result) + "\n")
     else:
         sys.stdout.write(render(result))
     if result.status in ("passed", "cancelled"):

@@ -248,32 +248,21 @@ class TryTab(QWidget):
 
     @staticmethod
     def _run_original(result: Any, emit: Any, cancel: threading.Event) -> Any:
-        from core.answer.tryrun import attach_answer
-        from core.kb import open_kb
-        from core.tryrun.runner import recommend, run_original
+        from core.ops.tryrun import try_original
 
         batch = _Batcher(emit)
-        with open_kb() as kb:
-            original = run_original(
-                result,
-                kb,
-                on_line=batch.add,
-                on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
-                cancel=cancel,
-            )
-            if result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
-                result.recommendation = recommend(result, kb)
-            if result.status in ("failed", "timed_out"):
-                attach_answer(result, kb, original.text())
+        original = try_original(
+            result,
+            on_line=batch.add,
+            on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
+            cancel=cancel,
+        )
         batch.close()
-        _save(result)
         return ("original", result, original)
 
     @staticmethod
     def _run_fixes(result: Any, original: Any, emit: Any, cancel: threading.Event) -> Any:
-        from core.answer.tryrun import attach_answer
-        from core.kb import open_kb
-        from core.tryrun.runner import run_fixes
+        from core.ops.tryrun import try_fixes
 
         batch = _Batcher(emit)
 
@@ -282,11 +271,8 @@ class TryTab(QWidget):
             emit({"type": "lines", "text": f"--- re-run {name} ---"})
             emit({"type": "phase", "waiting": waiting})
 
-        with open_kb() as kb:
-            run_fixes(result, original, kb, on_line=batch.add, on_phase=phase, cancel=cancel)
-            attach_answer(result, kb, original.text())
+        try_fixes(result, original, on_line=batch.add, on_phase=phase, cancel=cancel)
         batch.close()
-        _save(result)
         return ("fixes", result, original)
 
     # -- GUI thread -----------------------------------------------------------------------
@@ -366,13 +352,6 @@ class TryTab(QWidget):
             self.folder.setText(path)
 
 
-def _save(result: Any) -> None:
-    from core.history import History
-
-    with History.open() as history:
-        result.id = history.save_try(result.to_dict())
-
-
 def result_html(result: Any) -> str:
     """The result as rich text: error, raising line, each re-run's verdict, the advice."""
     from core.tryrun.locate import where
@@ -384,10 +363,10 @@ def result_html(result: Any) -> str:
         parts.append(f"<p>Ran on: {e(str(result.machine.get('line')))}</p>")
     if result.entry and not carded:
         parts.append(
-            f"<p>Error: <b>{e(result.entry['title'])}</b> (<code>{e(result.entry['id'])}</code>, "
-            f"confidence {result.entry['confidence']:.2f})</p>"
+            f"<p>Error: <b>{e(result.entry.title)}</b> (<code>{e(result.entry.id)}</code>, "
+            f"confidence {result.entry.confidence:.2f})</p>"
         )
-        lines = "".join(f"<li><code>{e(ev['text'])}</code></li>" for ev in result.entry["evidence"])
+        lines = "".join(f"<li><code>{e(ev.text)}</code></li>" for ev in result.entry.evidence)
         parts.append(f"<ul>{lines}</ul>")
     if result.frame and not carded:
         parts.append(f"<p>Raised in your code at <code>{e(where(result.frame))}</code></p>")

@@ -1,0 +1,40 @@
+"""Saving a result: the one place the operations write to the user database (History).
+
+Each operation saves the same way: a result that says something about this machine is written
+inside one transaction and gets its id back; reads for reports and lists go through History
+directly (core.report.collect, the app's database thread).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.tryrun.model import TryResult
+
+# History (sqlite-utils, which imports numpy: about 0.3 s) loads when something is saved, so
+# `try --no-save` and a passing command pay nothing for it.
+
+
+def record_bench(kind: str, payload: dict[str, Any]) -> int:
+    """Save a complete benchmark sweep; returns its id."""
+    from core.history import History
+
+    with History.open() as history:
+        return history.save_bench(kind, payload)
+
+
+def record_wizard(run: dict[str, Any]) -> int:
+    """Save a wizard run (its JSON form); returns its id."""
+    from core.history import History
+
+    with History.open() as history:
+        return history.save_run(run)
+
+
+def record_try(result: TryResult) -> int:
+    """Save a `try` result; returns its id."""
+    from core.history import History
+
+    with History.open() as history:
+        return history.save_try(result.to_dict())
