@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from core.answer.model import AnswerFix
 from core.kb.logfacts import log_facts
 from core.kb.scope import Scope, differences
@@ -134,7 +136,7 @@ def entry_fixes(
             works.remove(covered)
             item = workaround_fix(covered, entry, user)
             if not covered.snippet:
-                item.change, item.kind = change, kind  # type: ignore[assignment]
+                item = replace(item, change=change, kind=kind)
         else:  # declared without a workaround behind it: no verdict, so no scope either
             what = "a diagnosis (it names the failing line)" if fix.kind == "diagnose" else "a fix"
             item = AnswerFix(
@@ -145,9 +147,7 @@ def entry_fixes(
                 sure=f"{what} the KB suggests without a measurement; `try --fixes` runs it on "
                 "your script",
             )
-        item.fix_id = fix.id
-        item.needs = "cuda" if fix.needs_cuda else ""
-        out.append(item)
+        out.append(replace(item, fix_id=fix.id, needs="cuda" if fix.needs_cuda else ""))
     out += [workaround_fix(w, entry, user) for w in works if w.verdict in VERDICT_STATUS]
     if found is not None and found.rule.fix:
         out.insert(0, _cause_fix(found, entry, user))

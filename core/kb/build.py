@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from sqlite_utils import Database
 
@@ -19,6 +18,10 @@ from core.kb.fixes import Fix
 from core.kb.loader import entry_files
 from core.kb.schema import Entry, Workaround
 from core.kb.scope import Scope
+
+# A row as sqlite-utils inserts it: column name -> an SQLite value.
+Column = str | int | float | bool | None
+Row = dict[str, Column]
 
 # Bump BUILDER_VERSION when the compiled content changes without a schema change,
 # so that stale caches are rebuilt.
@@ -185,9 +188,9 @@ def source_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
+def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
     """Every table's rows in a fixed order."""
-    tables: dict[str, list[dict[str, Any]]] = {
+    tables: dict[str, list[Row]] = {
         name: []
         for name in (
             "entries",
@@ -206,7 +209,7 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
         sigs += [("wrapper", w.pattern) for w in entry.wrapped]
         counters = {"signature": 0, "context": 0, "wrapper": 0}
         for kind, pattern in sigs:
-            row = {
+            row: Row = {
                 "entry_id": entry.id,
                 "kind": kind,
                 "position": counters[kind],
@@ -231,7 +234,7 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
-def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
+def _fix_row(entry_id: str, position: int, fix: Fix) -> Row:
     return {
         "entry_id": entry_id,
         "position": position,
@@ -245,7 +248,7 @@ def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
     }
 
 
-def _entry_row(entry: Entry) -> dict[str, Any]:
+def _entry_row(entry: Entry) -> Row:
     return {
         "id": entry.id,
         "title": entry.title,
@@ -274,7 +277,7 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
     }
 
 
-def _workaround_row(entry_id: str, position: int, item: Workaround) -> dict[str, Any]:
+def _workaround_row(entry_id: str, position: int, item: Workaround) -> Row:
     return {
         "entry_id": entry_id,
         "position": position,

@@ -43,6 +43,11 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"[\\/]lib[\\/]python(?P<v>\d\.\d{1,2})[\\/]|Python (?P<w>3\.\d{1,2}\.\d+)"),
     ),
 )
+# A line only a machine with a working CUDA GPU prints.
+_CUDA_USED = re.compile(
+    r"CUDA error|CUDA out of memory|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|device-side assert|"
+    r"cudaError\w+|NCCL (?:error|WARN)|\bcuda:\d\b|AcceleratorError"
+)
 _OS = (
     ("Windows", re.compile(r"\b[A-Z]:\\\\?(?:Users|Program Files|ProgramData)|\\site-packages\\")),
     ("macOS", re.compile(r"/Users/[^/\s]+/|/opt/homebrew/|\.dylib\b")),
@@ -64,6 +69,8 @@ def log_facts(text: str) -> dict[str, dict[str, Any]]:
             if found:
                 value = next(v for v in found.groupdict().values() if v)
                 facts[name] = {"value": value.strip(), "line": number}
+        if "cuda_used" not in facts and _CUDA_USED.search(part):
+            facts["cuda_used"] = {"value": "yes (the log shows a CUDA error)", "line": number}
         if "os" not in facts:
             for name, pattern in _OS:
                 if pattern.search(part):

@@ -22,7 +22,10 @@ def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
     torch = env.get("torch") or {}
     gpus = [str(g.get("name") or "") for g in env.get("gpus") or [] if isinstance(g, Mapping)]
     python = str((env.get("python") or {}).get("version") or "")
+    cuda_ok = bool(torch.get("cuda")) and any(gpus)
+    why = "no NVIDIA GPU" if not any(gpus) else f"torch {torch.get('version')} is CPU-only"
     return {
+        "cuda_used": "yes" if cuda_ok else f"none ({why})",
         "torch": str(torch.get("version") or ""),
         "cuda": str(torch.get("cuda") or ""),
         "gpu": ", ".join(g for g in gpus if g),
@@ -35,6 +38,7 @@ def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 LABELS = {
+    "cuda_used": "A CUDA GPU in use",
     "torch": "PyTorch",
     "cuda": "CUDA (torch's build or the driver's)",
     "gpu": "GPU",
@@ -46,6 +50,8 @@ LABELS = {
 
 
 def _differs(name: str, theirs: str, mine: str) -> bool:
+    if name == "cuda_used":
+        return mine != "yes"
     if name == "gpu":
         return not mine or theirs.lower().split()[-1] not in mine.lower()
     if name in ("torch", "python", "driver", "cuda", "cudnn"):
@@ -64,7 +70,7 @@ def compare(
     for name, label in LABELS.items():
         theirs = facts.get(name, {}).get("value", "")
         here = mine.get(name, "")
-        if not theirs and not here:
+        if not theirs and (not here or name == "cuda_used"):
             continue
         odd = bool(theirs) and _differs(name, theirs, here)
         if odd:
@@ -74,10 +80,15 @@ def compare(
         note = "The error was produced on this machine (a run of `cuda-clinic try` here)."
         same: bool | None = True
     elif differs:
+        parts = []
+        if LABELS["cuda_used"] in differs:
+            parts.append(f"its log shows a CUDA GPU at work; this machine has {mine['cuda_used']}")
+        others = [d for d in differs if d != LABELS["cuda_used"]]
+        if others:
+            parts.append("it differs in " + ", ".join(others))
         note = (
-            "The error came from another setup: its log shows a different "
-            + ", ".join(differs)
-            + ". This machine's setup (below) is not the one that failed."
+            f"The error came from another setup: {'; '.join(parts)}. This machine's setup "
+            "(below) is not the one that failed."
         )
         same = False
     elif facts:
