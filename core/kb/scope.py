@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from core.kb.schema import Citation, Entry, SeedClaim, Workaround
 
 STACK_KEYS = ("torch", "cuda", "cudnn", "driver", "gpu", "arch", "software", "date")
-# A record path as evidence text cites it (resources/evidence/<name>.json).
-RECORD = re.compile(r"(?:resources/)?(evidence/[A-Za-z0-9_.-]+\.json)")
+# A record path as evidence text cites it: a wizard run (resources/evidence/<name>.json) or a
+# benchmark result kept with its command (benchmarks/<suite>/<name>.json, benchmarks/RESULTS.md).
+RECORD = re.compile(
+    r"(?:resources/)?(evidence/[A-Za-z0-9_.-]+\.json)|(benchmarks/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+\.json)"
+)
 REF = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w.-]*/[\w.-]+#\d+)")
 _DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
@@ -90,22 +93,34 @@ def short_version(version: str) -> str:
 
 
 def record_scope(rel: str, record: Mapping[str, Any]) -> Scope:
-    """The machine an evidence record ran on (`rel` is its path under resources/)."""
-    m = record.get("machine") or {}
+    """The machine an evidence record ran on (`rel`: evidence/<name>.json under resources/, or a
+    benchmarks/<suite>/<name>.json result, whose machine is its `environment`)."""
+    bench = rel.startswith("benchmarks/")
+    m = (record.get("environment") if bench else record.get("machine")) or {}
     capability = str(m.get("compute_capability") or "")
     arch = "sm_" + capability.replace(".", "") if re.fullmatch(r"\d+\.\d", capability) else ""
     gpu = str(m.get("gpu") or "") or "no GPU (CPU build of torch)"
+    cudnn = m.get("cudnn") if bench else m.get("cudnn_version")
     return Scope(
         basis="measured",
-        source=f"resources/{rel}",
-        date=str(record.get("started") or "")[:10],
+        source=rel if bench else f"resources/{rel}",
+        date=str(record.get("started_at" if bench else "started") or "")[:10],
         torch=str(m.get("torch") or ""),
-        cuda=str(m.get("torch_cuda") or ""),
-        cudnn=str(m.get("cudnn_version") or ""),
+        cuda=str(m.get("cuda" if bench else "torch_cuda") or ""),
+        cudnn=_cudnn_text(cudnn),
         driver=str(m.get("driver") or ""),
         gpu=gpu,
         arch=arch,
     )
+
+
+def _cudnn_text(value: Any) -> str:
+    """'9.19.0' as given, or from torch's integer form (91900 -> '9.19.0')."""
+    if isinstance(value, int) and value >= 1000:
+        major, rest = divmod(value, 10000) if value >= 10000 else divmod(value, 1000)
+        minor, patch = divmod(rest, 100)
+        return f"{major}.{minor}.{patch}"
+    return str(value or "")
 
 
 def citation_scope(cite: Citation) -> Scope | None:
@@ -140,7 +155,8 @@ class Records:
     def get(self, rel: str) -> dict[str, Any] | None:
         """The record at resources/`rel` (evidence/<name>.json), None when missing."""
         if rel not in self._cache:
-            path = self.root / rel
+            # benchmark results live beside resources/, in the source tree's benchmarks/
+            path = (self.root.parent if rel.startswith("benchmarks/") else self.root) / rel
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
@@ -152,7 +168,8 @@ class Records:
 def cited_records(texts: Iterable[str], runs: Iterable[str] = ()) -> list[str]:
     """The record paths (evidence/<name>.json) named in `runs` and in the texts, in order."""
     out: list[str] = []
-    for rel in [*runs, *(m for t in texts for m in RECORD.findall(t))]:
+    found = (a or b for t in texts for a, b in RECORD.findall(t))
+    for rel in [*runs, *found]:
         if rel not in out:
             out.append(rel)
     return out
