@@ -11,6 +11,10 @@ class UsageError(ClinicError):
     """Bad command-line usage or bad input (a path that does not exist, an unknown id)."""
 
 
+class InputError(UsageError):
+    """An input that is not read: too large, nested too deeply, a device, or not valid JSON."""
+
+
 class TargetPythonError(ClinicError):
     """The target interpreter cannot be run (missing, not executable, not Python)."""
 
@@ -21,3 +25,11 @@ class KBError(ClinicError):
 
 class HistoryError(ClinicError):
     """The user database could not be opened or repaired."""
+
+
+class HistoryBusyError(HistoryError):
+    """Another program holds the user database's lock longer than we wait: nothing is damaged."""
+
+
+class HistoryRowError(HistoryError):
+    """One stored run cannot be read (not JSON, not an object, nested too deeply)."""

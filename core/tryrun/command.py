@@ -101,16 +101,23 @@ def run(args: argparse.Namespace) -> int:
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
     )
+    unsaved = None
     if not args.no_save:
-        from core.history import History
+        from core.errors import HistoryError
+        from core.history import store
 
-        with History.open() as history:
-            result.id = history.save_try(result.to_dict())
+        try:
+            result.id = store("try", result.to_dict())
+        except HistoryError as exc:  # busy: the run is kept and added later; say it last
+            unsaved = exc
     if args.json:
         json.dump(result.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render(result))
+    if unsaved is not None:
+        sys.stdout.flush()
+        raise unsaved
     if result.status in ("passed", "cancelled"):
         return 0
     if result.status == "timed_out":

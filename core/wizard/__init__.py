@@ -48,9 +48,8 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
     from core.wizard.runner import run_wizard as run
 
     result = run(get_scenario(scenario_id), python, timeout, on_event, cancel)
-    if save:
-        from core.history import History
+    if save:  # a busy database keeps the run for later and says so (HistoryBusyError)
+        from core.history import store
 
-        with History.open() as history:
-            result.id = history.save_run(result.to_dict())
+        result.id = store("wizard", result.to_dict())
     return result

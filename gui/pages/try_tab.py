@@ -257,7 +257,7 @@ class TryTab(QWidget):
             if result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
                 result.recommendation = recommend(result, kb)
         batch.close()
-        _save(result)
+        _save(result, emit)
         return ("original", result, original)
 
     @staticmethod
@@ -275,7 +275,7 @@ class TryTab(QWidget):
         with open_kb() as kb:
             run_fixes(result, original, kb, on_line=batch.add, on_phase=phase, cancel=cancel)
         batch.close()
-        _save(result)
+        _save(result, emit)
         return ("fixes", result, original)
 
     # -- GUI thread -----------------------------------------------------------------------
@@ -318,11 +318,16 @@ class TryTab(QWidget):
             self.folder.setText(path)
 
 
-def _save(result: Any) -> None:
-    from core.history import History
+def _save(result: Any, emit: Any) -> None:
+    """Save the run; a busy database keeps it for later, and the log says so (the result
+    still shows)."""
+    from core.errors import HistoryError
+    from core.history import store
 
-    with History.open() as history:
-        result.id = history.save_try(result.to_dict())
+    try:
+        result.id = store("try", result.to_dict())
+    except HistoryError as exc:
+        emit({"type": "lines", "text": f"Not saved: {exc}"})
 
 
 def result_html(result: Any) -> str:

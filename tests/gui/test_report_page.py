@@ -62,3 +62,29 @@ def test_exports_every_format(qtbot, ctx: AppContext, tmp_path: Path) -> None:
         assert path.stat().st_size > 200
     assert json.loads((tmp_path / "report.json").read_text())["redaction"]["enabled"] is True
     assert (tmp_path / "report.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_an_unreadable_stored_run_is_left_out_and_the_page_says_which(
+    qtbot, ctx: AppContext, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from core.history import History
+    from core.paths import user_db_path
+
+    with History.open() as history:
+        good = history.save_run({"scenario": {"id": "cuda/s1"}, "outcome": "ok"})
+    conn = sqlite3.connect(user_db_path(), isolation_level=None)
+    bad = conn.execute(
+        "INSERT INTO wizard_runs (created, scenario, run) VALUES ('now', 'cuda/s2', '[1,2]')"
+    ).lastrowid
+    conn.close()
+    said: list[str] = []
+    page = ReportPage(ctx)
+    qtbot.addWidget(page)
+    page.status.connect(said.append)
+    page.activate()
+    qtbot.wait_until(lambda: page.shared is not None, timeout=60000)
+    assert page.shared is not None
+    assert [r["id"] for r in page.shared["wizard_runs"]] == [good]
+    assert any(f"wizard run {bad} " in line for line in said)
