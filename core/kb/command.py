@@ -113,7 +113,6 @@ def _validate(directory: Path | None, pack: bool = False) -> int:
     from core.kb.loader import default_kb_dir, load_dir, load_entries, registered_scenarios
     from core.kb.packs import check_pack_dir, load_pack
 
-    scenario_ids = registered_scenarios()
     if pack:
         if directory is None:
             from core.errors import UsageError
@@ -121,13 +120,13 @@ def _validate(directory: Path | None, pack: bool = False) -> int:
             raise UsageError("kb validate --pack needs the pack's folder")
         result = load_pack(check_pack_dir(directory), load_entries())
     else:
-        result = load_dir(directory or default_kb_dir(), scenario_ids)
+        root = directory or default_kb_dir()
+        result = load_dir(root, registered_scenarios(root))
     for line in result.errors:
         print(line)
     if result.errors:
         count = f"{len(result.errors)} bad file(s), {len(result.entries)} entries OK"
         print(count, file=sys.stderr)
         return 2
-    note = "" if scenario_ids is not None else " (scenario ids not checked: no wizard registry)"
-    print(f"{len(result.entries)} entries OK{note}")
+    print(f"{len(result.entries)} entries OK")
     return 0

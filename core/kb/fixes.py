@@ -22,20 +22,30 @@ class Switch:
     name: str
     description: str
     code: str  # Python run after `import torch` in the child, before the user's code
+    cuda: bool = False  # acts on CUDA/cuDNN only: a CPU-only torch cannot test it
 
 
 SWITCHES: dict[str, Switch] = {
     s.name: s
     for s in (
-        Switch("cudnn-off", "cuDNN disabled", "torch.backends.cudnn.enabled = False"),
-        Switch("cudnn-benchmark-on", "cuDNN autotuner on", "torch.backends.cudnn.benchmark = True"),
+        Switch("cudnn-off", "cuDNN disabled", "torch.backends.cudnn.enabled = False", cuda=True),
         Switch(
-            "cudnn-benchmark-off", "cuDNN autotuner off", "torch.backends.cudnn.benchmark = False"
+            "cudnn-benchmark-on",
+            "cuDNN autotuner on",
+            "torch.backends.cudnn.benchmark = True",
+            cuda=True,
+        ),
+        Switch(
+            "cudnn-benchmark-off",
+            "cuDNN autotuner off",
+            "torch.backends.cudnn.benchmark = False",
+            cuda=True,
         ),
         Switch(
             "cudnn-deterministic",
             "deterministic cuDNN algorithms only",
             "torch.backends.cudnn.deterministic = True",
+            cuda=True,
         ),
         Switch(
             "deterministic-off",
@@ -54,11 +64,13 @@ SWITCHES: dict[str, Switch] = {
             "TF32 off for cuDNN and cuBLAS (strict fp32)",
             "torch.backends.cudnn.allow_tf32 = False\n"
             "torch.backends.cuda.matmul.allow_tf32 = False",
+            cuda=True,
         ),
         Switch(
             "sdpa-no-cudnn",
             "scaled_dot_product_attention without the cuDNN backend",
             "torch.backends.cuda.enable_cudnn_sdp(False)",
+            cuda=True,
         ),
         Switch(
             "sdpa-math-only",
@@ -66,6 +78,7 @@ SWITCHES: dict[str, Switch] = {
             "torch.backends.cuda.enable_cudnn_sdp(False)\n"
             "torch.backends.cuda.enable_flash_sdp(False)\n"
             "torch.backends.cuda.enable_mem_efficient_sdp(False)",
+            cuda=True,
         ),
         Switch(
             "anomaly-detection",
@@ -74,6 +87,12 @@ SWITCHES: dict[str, Switch] = {
         ),
     )
 }
+
+# Variables read only by CUDA, cuDNN, cuBLAS, NCCL or torch's CUDA allocator.
+_CUDA_ENV = re.compile(
+    r"^(?:CUDA_|CUBLAS_|CUBLASLT_|CUDNN_|NCCL_|PYTORCH_CUDA_|TORCH_CUDNN_|"
+    r"TORCH_USE_CUDA_DSA$|PYTORCH_NO_CUDA_MEMORY_CACHING$)"
+)
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
@@ -103,6 +122,13 @@ class Fix:
     def shim_code(self) -> str:
         """The Python lines the shim runs for this fix's switches ('' when it has none)."""
         return "\n".join(SWITCHES[name].code for name in self.switches)
+
+    @property
+    def needs_cuda(self) -> bool:
+        """Whether the fix acts on CUDA/cuDNN only (a CPU-only torch cannot test it)."""
+        return any(SWITCHES[s].cuda for s in self.switches) or any(
+            _CUDA_ENV.match(name) for name in self.env
+        )
 
     def describe(self) -> str:
         """`VAR=value ...; switch, switch` as one line (what a re-run changes)."""

@@ -95,6 +95,8 @@ def _link_problem(entry: Entry, known: set[str], scenario_ids: Collection[str] |
                 return f"field '{name}[{i}]': unknown entry id {target!r}"
             if target == entry.id:
                 return f"field '{name}[{i}]': an entry cannot point at itself"
+    if entry.wizard is not None and scenario_ids is not None and entry.id not in scenario_ids:
+        return "field 'wizard': only the bundled entries declare wizards (their step files ship)"
     if entry.scenario and scenario_ids is not None and entry.scenario not in scenario_ids:
         return f"field 'scenario': {entry.scenario!r} is not a registered wizard scenario"
     return ""
@@ -123,17 +125,14 @@ def load_entries(
     return result.entries
 
 
-def registered_scenarios() -> set[str] | None:
-    """The wizard's scenario ids, or None while the wizard registry is not available."""
-    try:
-        from core.wizard import scenarios
-    except ImportError:
-        return None
-    if not callable(scenarios):  # core.wizard.scenarios is still only the data package
-        return None
-    ids = set()
-    for scenario in scenarios():
-        ident = getattr(scenario, "id", None)
-        if isinstance(ident, str):
-            ids.add(ident)
-    return ids
+WIZARD_TABLE = "\n[wizard]"
+
+
+def registered_scenarios(root: Path | None = None) -> set[str]:
+    """The ids of the bundled entries that declare a wizard (`[wizard]` table): the scenarios."""
+    root = root or default_kb_dir()
+    return {
+        path.relative_to(root).with_suffix("").as_posix()
+        for path in entry_files(root)
+        if WIZARD_TABLE in path.read_text(encoding="utf-8")
+    }

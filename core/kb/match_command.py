@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -15,6 +16,7 @@ from core.kb.render import USER_LABEL
 if TYPE_CHECKING:
     from core.kb.matcher import MatchReport
 
+ANSWER_TOP = 10  # the answer is built from this many matches, whatever --top shows
 MAX_READ_BYTES = 64 * 1024 * 1024  # beyond this only the tail is read: errors are at the end
 BINARY_SNIFF_CHARS = 64 * 1024
 
@@ -95,18 +97,25 @@ def run(args: argparse.Namespace) -> int:
     if not text.strip():
         where = "standard input" if args.file == "-" else args.file
         raise UsageError(f"{where} is empty: paste an error message, traceback or log")
+    from core.answer import answer_for, render_answer
+
     with open_kb_for(args) as kb:
-        report = match(text, kb, top=args.top)
-    if not report.matches and looks_binary(text):
-        # An error inside a garbled log still matches; pure binary data is a wrong input.
-        where = "standard input" if args.file == "-" else args.file
-        raise UsageError(f"{where} looks like binary data, not a text log")
+        full = match(text, kb, top=max(args.top, ANSWER_TOP))
+        report = replace(full, matches=full.matches[: args.top])
+        if not report.matches and looks_binary(text):
+            # An error inside a garbled log still matches; pure binary data is a wrong input.
+            where = "standard input" if args.file == "-" else args.file
+            raise UsageError(f"{where} looks like binary data, not a text log")
+        answer = answer_for(text, full.to_dict(), kb)  # the root cause even if --top hides it
     if args.json:
-        json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        data = {"answer": answer.to_dict(), **report.to_dict()}
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         packs = " ".join(f"--kb-extra {p}" for p in (args.kb_extra or []))
-        sys.stdout.write(render_report(report, packs))
+        # Without a confident match the ranked list's own first line is the whole answer.
+        head = render_answer(answer) + "\n" if answer.entry else ""
+        sys.stdout.write(head + render_report(report, packs))
     return 0
 
 
@@ -119,6 +128,8 @@ def render_report(report: MatchReport, packs: str = "") -> str:
         out.append(
             "No confident match: this text does not contain an error the knowledge base knows."
         )
+    elif report.matches:
+        out.append("Ranked matches:")
     for n, m in enumerate(report.matches):
         if n == len(confident) and confident and n < len(report.matches):
             out += ["", "Weaker matches:"]

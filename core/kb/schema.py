@@ -9,8 +9,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from core.errors import KBError
 from core.kb.fixes import Fix, parse_fixes
+from core.kb.wizard_spec import WizardSpec, parse_wizard
 
 DOMAINS = ("cuda", "nccl")
 CATEGORIES = (
@@ -59,6 +62,7 @@ _ENTRY_FIELDS: dict[str, type] = {
     "citations": list,
     "fixes": list,
     "no_wizard": str,
+    "wizard": dict,
 }
 _TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes"}
 _REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
@@ -143,6 +147,7 @@ class Entry:
     seed_claims: tuple[SeedClaim, ...] = ()
     fixes: tuple[Fix, ...] = ()  # no-code fixes: env variables and torch switches
     no_wizard: str = ""  # why no wizard reproduces this entry here, in one line
+    wizard: WizardSpec | None = None  # the repro wizard declared in the entry ([wizard])
     body: str = ""
     source: str = ""
     origin: str = "bundled"  # "bundled" | "user" (from a KB pack: the user's own entry)
@@ -154,8 +159,10 @@ class Entry:
         return self.origin == "user"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (tuples become lists)."""
-        return asdict(self)
+        """A JSON-ready dict (tuples become lists; the wizard table as plain data)."""
+        data = asdict(self)
+        data["wizard"] = msgspec.to_builtins(self.wizard) if self.wizard else None
+        return data
 
 
 class _Checker:
@@ -249,7 +256,9 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         raise check.fail("seed", "is required when seed_claims are given")
     citations = _citations(check, data.get("citations"))
     fixes = parse_fixes(data.get("fixes", []), check.fail)
-    if data.get("scenario") and data.get("no_wizard"):
+    wizard = _wizard(check, data, fixes, workarounds, dead_ends)
+    scenario = data["id"] if wizard is not None else data.get("scenario", "")
+    if scenario and data.get("no_wizard"):
         raise check.fail("no_wizard", "must be empty when a scenario is given")
     return Entry(
         id=data["id"],
@@ -265,7 +274,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         masked_by=tuple(data.get("masked_by", [])),
         affected_versions=data.get("affected_versions", ""),
         fixed_versions=data.get("fixed_versions", ""),
-        scenario=data.get("scenario", ""),
+        scenario=scenario,
         seed=data.get("seed", ""),
         related=tuple(data.get("related", [])),
         workarounds=workarounds,
@@ -273,9 +282,31 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         seed_claims=claims,
         fixes=fixes,
         no_wizard=data.get("no_wizard", "").strip(),
+        wizard=wizard,
         body=body,
         source=path.relative_to(root).as_posix(),
     )
+
+
+def _wizard(
+    check: _Checker,
+    data: dict[str, Any],
+    fixes: tuple[Fix, ...],
+    workarounds: tuple[Workaround, ...],
+    dead_ends: tuple[Workaround, ...],
+) -> WizardSpec | None:
+    """The `[wizard]` table, validated against the entry's fixes and its items' `step` names."""
+    if "wizard" not in data:
+        return None
+    if data.get("scenario", data["id"]) not in ("", data["id"]):
+        raise check.fail("scenario", "must be the entry's own id (or empty) when it has a wizard")
+    refs = [
+        (f"{field}[{i}].step", item.step)
+        for field, items in (("workarounds", workarounds), ("dead_ends", dead_ends))
+        for i, item in enumerate(items)
+        if item.step
+    ]
+    return parse_wizard(data["wizard"], {fix.id for fix in fixes}, refs, check.fail)
 
 
 def _check_identity(check: _Checker, data: dict[str, Any], path: Path, root: Path) -> None:

@@ -1,59 +1,96 @@
-"""Find the frame in the user's own code where the error was raised, from a captured log."""
+"""Find the frame in the user's own code where the error was raised, from a captured or pasted log.
+
+Used by `try` (the log of a run in a known folder: frames under that folder) and by the answer
+(a pasted log from anywhere: the last frame that is not in an installed library). Pasted logs
+come decorated: `[rank3]:` and timestamp prefixes, several frames glued on one line, Windows
+paths, a traceback without its header line; all are read.
+"""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
-_LIBRARY_PARTS = ("site-packages", "dist-packages", os.sep + "lib" + os.sep + "python")
+_FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+), in (?P<func>[^\s(][^\s]*)')
+_HEADER = "Traceback (most recent call last)"
+# What a log line may carry before the frame text: rank prefixes, timestamps, log levels.
+_PREFIX = re.compile(
+    r"^(?:\s*(?:\[[^\]]{0,40}\]:?|\d{4}-\d\d-\d\d[ T][\d:.,]+|\d\d:\d\d:\d\d[\d.,]*|"
+    r"INFO|WARNING|ERROR|DEBUG)\s*)+"
+)
+# An installed library or the interpreter itself, in POSIX or Windows spelling.
+_LIBRARY = re.compile(
+    r"site-packages|dist-packages|[\\/]lib[\\/]python\d|[\\/]Lib[\\/]|python_embeded|"
+    r"[\\/]\.?conda[\\/]pkgs[\\/]|^<frozen |^<built-in",
+)
 _LIBRARY_DIRS = ("torch", "torchvision", "torchaudio", "numpy")
+_ERROR_LINE = re.compile(r"[\w.]*(Error|Exception|Interrupt|Warning)\b")
+# The user's own code without a file: `python -c`, stdin, a notebook cell.
+_OWN_PSEUDO = ("<string>", "<stdin>", "<ipython-input")
+
+
+def _clean(line: str) -> str:
+    return _PREFIX.sub("", line, count=1) if line[:1] in "[0123456789IWED " else line
+
+
+def _code_after(text: str) -> str:
+    """The source text a frame line carries after it (frames glued on one line), if any."""
+    text = text.strip()
+    if not text or text.startswith(("^", "~")) or _ERROR_LINE.match(text):
+        return ""
+    return text
 
 
 def frames(log: str) -> list[dict[str, Any]]:
-    """The frames of the last traceback in `log`: file, line, function and the quoted code."""
-    lines = log.splitlines()
-    start = max(
-        (i for i, line in enumerate(lines) if line.lstrip().startswith("Traceback (most recent")),
-        default=-1,
-    )
+    """The frames of the last traceback in `log` (all frames when no header line is present):
+    file, line, function and the quoted code."""
+    lines = [_clean(line) for line in log.splitlines()]
+    start = max((i for i, line in enumerate(lines) if _HEADER in line), default=-1)
     out: list[dict[str, Any]] = []
-    if start < 0:
-        return out
     for i in range(start + 1, len(lines)):
-        found = _FRAME.match(lines[i])
-        if not found:
-            continue
-        code = ""
-        if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]):
-            nxt = lines[i + 1].strip()
-            if (
-                nxt
-                and not nxt.startswith(("^", "~"))
-                and not re.match(r"\w*(Error|Exception)\b", nxt)
-            ):
-                code = nxt
-        out.append(
-            {
-                "file": found["file"],
-                "line": int(found["line"]),
-                "function": found["func"],
-                "code": code,
-            }
-        )
+        found = list(_FRAME.finditer(lines[i]))
+        for n, hit in enumerate(found):
+            end = found[n + 1].start() if n + 1 < len(found) else len(lines[i])
+            code = _code_after(lines[i][hit.end() : end])
+            if not code and n + 1 == len(found) and i + 1 < len(lines):
+                nxt = lines[i + 1]
+                if not _FRAME.search(nxt):
+                    code = _code_after(nxt)
+            out.append(
+                {
+                    "file": hit["file"],
+                    "line": int(hit["line"]),
+                    "function": hit["func"],
+                    "code": code[:300],
+                }
+            )
     return out
 
 
-def _is_library(path: str) -> bool:
-    if path.startswith("<"):
+def _parts(path: str) -> tuple[str, ...]:
+    if "\\" in path or re.match(r"^[A-Za-z]:", path):
+        return PureWindowsPath(path).parts
+    return PurePosixPath(path).parts
+
+
+def is_library(path: str) -> bool:
+    """Whether a frame's file belongs to an installed library or the interpreter."""
+    if path.startswith(_OWN_PSEUDO):
+        return False
+    if path.startswith("<") or _LIBRARY.search(path):
         return True
-    if any(part in path for part in _LIBRARY_PARTS):
-        return True
-    parts = Path(path).parts
-    return any(p in _LIBRARY_DIRS for p in parts[:-1])
+    return any(p in _LIBRARY_DIRS for p in _parts(path)[:-1])
+
+
+def pasted_frame(log: str) -> dict[str, Any] | None:
+    """The user's own frame in a pasted log: the last frame of the last traceback that is not
+    in an installed library (None when every frame is a library's, or there is none)."""
+    for frame in reversed(frames(log)):
+        if not is_library(frame["file"]):
+            return dict(frame)
+    return None
 
 
 def user_frame(log: str, roots: Sequence[Path]) -> dict[str, Any] | None:
@@ -62,7 +99,7 @@ def user_frame(log: str, roots: Sequence[Path]) -> dict[str, Any] | None:
     resolved = [r.resolve() for r in roots]
     for frame in reversed(frames(log)):
         path = Path(frame["file"])
-        if _is_library(frame["file"]):
+        if is_library(frame["file"]):
             continue
         for root in resolved:
             full = path if path.is_absolute() else root / path

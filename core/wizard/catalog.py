@@ -1,7 +1,7 @@
-"""The registered scenarios: one module each in core/wizard/scenarios/ (docs/wizards.md)."""
+"""The registered scenarios: the `[wizard]` tables of the bundled KB entries (docs/wizards.md)."""
 
 from __future__ import annotations
 
-from core.wizard.scenarios import discover
+from core.wizard.declared import declared
 
-SCENARIOS = discover()
+SCENARIOS = declared()

@@ -32,36 +32,36 @@ def entry_fixes(entry_id: str) -> dict[str, Fix]:
     return {fix.id: fix for fix in kb_entry(entry_id).fixes}
 
 
-def kb_signature(entry_id: str) -> str:
-    """The entry's `signatures` as one regex: a wizard's repro is judged by the KB's real text."""
-    return "|".join(f"(?:{sig})" for sig in kb_entry(entry_id).signatures)
-
-
 def kb_fix(entry_id: str, fix_id: str, repro: Step, **kw: Any) -> Step:
     """A step re-running `repro` (same file, function, params) under the entry's fix `fix_id`.
 
-    A `diagnose` fix is judged located / not_located (did the error name the failing line);
-    a `fix` is judged fixed / not_fixed like any workaround. Keyword arguments override Step
-    fields (params are merged over the repro's; a None value removes that key).
-    """
+    Keyword arguments override Step fields (params are merged over the repro's; a None value
+    removes that key)."""
     fixes = entry_fixes(entry_id)
     if fix_id not in fixes:
         known = ", ".join(fixes) or "none"
         raise KBError(f"{entry_id}: field 'fixes': no fix {fix_id!r} (declared: {known})")
-    fix = fixes[fix_id]
     merged = {**repro.params, **kw.pop("params", {})}
     params = {key: value for key, value in merged.items() if value is not None}  # None: drop
+    return fix_step(fixes[fix_id], repro, params=params, **kw)
+
+
+def fix_step(fix: Fix, repro: Step, **kw: Any) -> Step:
+    """A step re-running `repro` under `fix`: its env variables in a fresh child, its torch
+    switches as the shim. A `diagnose` fix is judged located / not_located (did the error name
+    the failing line); a `fix` is judged fixed / not_fixed like any workaround. Keyword
+    arguments override Step fields."""
     snippet = fix.describe() if not fix.advice else f"{fix.describe()}\n# {fix.advice}"
     fields: dict[str, Any] = {
-        "name": fix_id,
+        "name": fix.id,
         "title": fix.title,
         "file": repro.file,
         "function": repro.function,
-        "params": params,
+        "params": dict(repro.params),
         "snippet": snippet,
         "isolated": True,
         "timeout_s": repro.timeout_s,
-        "kb_fix": fix_id,
+        "kb_fix": fix.id,
         "env": {**repro.env, **fix.env},  # the user's situation, then the fix
         "shim": fix.shim_code(),
         "diagnose": fix.kind == "diagnose",

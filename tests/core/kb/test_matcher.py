@@ -288,11 +288,13 @@ def test_cli_file_text_output_and_top(tmp_path: Path) -> None:
     result = _cli(str(log), "--top", "1")
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode()
-    assert "cuda/fixture-mapping-error" in out
-    # The root cause is named by id even when --top hides its own match.
-    assert "masked by cuda/fixture-device-assert at line 1" in out
-    assert "cuda/fixture-device-assert" not in out.split("note:")[0]  # --top 1
-    assert "Root cause: cuda-clinic kb show cuda/fixture-device-assert" in out
+    answer, ranked = out.split("Ranked matches:")
+    # The answer leads with the root cause, even when --top hides its own match.
+    assert answer.startswith("Answer: ") and "[cuda/fixture-device-assert," in answer
+    assert "cuda/fixture-mapping-error" in ranked
+    assert "masked by cuda/fixture-device-assert at line 1" in ranked
+    assert "cuda/fixture-device-assert" not in ranked.split("note:")[0]  # --top 1
+    assert "Root cause: cuda-clinic kb show cuda/fixture-device-assert" in ranked
 
 
 def test_cli_missing_file_and_bad_top(tmp_path: Path) -> None:

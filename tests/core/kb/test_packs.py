@@ -82,7 +82,10 @@ def test_text_views_label_pack_entries_as_the_users_own(pack: Path) -> None:
     assert f"origin: {USER_LABEL}" in shown and "lab-dataloader-shm.md" in shown
     matched = _cli("match", "--kb-extra", str(pack), stdin=BUS_ERROR)
     assert matched.returncode == 0, matched.stderr
-    top = matched.stdout.splitlines()[0]
+    answer, ranked = matched.stdout.split("Ranked matches:\n")
+    assert "[cuda/lab-dataloader-shm," in answer.splitlines()[0]
+    assert USER_LABEL in answer.splitlines()[0]
+    top = ranked.splitlines()[0]
     assert top.startswith("=>") and "cuda/lab-dataloader-shm" in top and USER_LABEL in top
     # The suggested next command finds the entry again (it names the pack).
     assert f"Details: cuda-clinic kb show cuda/lab-dataloader-shm --kb-extra {pack}" in (
@@ -91,6 +94,8 @@ def test_text_views_label_pack_entries_as_the_users_own(pack: Path) -> None:
     data = json.loads(_cli("match", "--json", "--kb-extra", str(pack), stdin=BUS_ERROR).stdout)
     assert data["matches"][0]["id"] == "cuda/lab-dataloader-shm"
     assert data["matches"][0]["origin"] == "user"
+    assert data["answer"]["entry"] == "cuda/lab-dataloader-shm"
+    assert data["answer"]["origin"] == "user"
 
 
 def test_without_the_pack_its_entries_are_gone_and_bundled_ones_are_not_labelled() -> None:

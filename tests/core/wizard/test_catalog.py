@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
-import importlib
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from core.errors import KBError
+from core.kb.loader import registered_scenarios
+from core.kb.schema import parse_entry
 from core.wizard import scenarios
+from core.wizard.declared import ScenarioError, scenario_of
 from core.wizard.model import STEPS_DIR
 
 ALL = scenarios()
@@ -86,34 +89,129 @@ def test_step_files_import_only_stdlib_torch_and_siblings() -> None:
                 assert root in allowed or root in sys.stdlib_module_names, f"{path.name}: {root}"
 
 
-def test_scenarios_are_discovered_one_module_each() -> None:
-    package = importlib.import_module("core.wizard.scenarios")  # the function shadows it
+def test_scenarios_are_declared_by_their_kb_entries_in_menu_order() -> None:
+    declaring = sorted(
+        (kb_front_matter(entry_id)["wizard"]["order"], entry_id)  # type: ignore[index]
+        for entry_id in registered_scenarios()
+    )
+    assert [entry_id for _, entry_id in declaring] == [s.id for s in ALL]
+    assert not (STEPS_DIR.parent / "scenarios").exists()  # no scenario modules left
 
-    mods = package.modules()
-    assert all(not m.__name__.rsplit(".", 1)[1].startswith("_") for m in mods)
-    assert [m.SCENARIO.id for m in mods] == [s.id for s in ALL]
-    orders = [getattr(m, "ORDER", package.DEFAULT_ORDER) for m in mods]
-    assert orders == sorted(orders)
+
+WIZARD_ENTRY = """+++
+id = "cuda/sample"
+title = "Sample error"
+domain = "cuda"
+category = "kernel-fault"
+summary = "One sentence."
+signatures = ['CUDA error: sample']
+confidence = "medium"
+
+[[workarounds]]
+title = "Validate"
+verdict = "unverified"
+step = "validate"
+
+[[citations]]
+ref = "pytorch/pytorch#1"
+
+[[fixes]]
+id = "launch-blocking"
+title = "CUDA_LAUNCH_BLOCKING=1"
+kind = "diagnose"
+env = {{ CUDA_LAUNCH_BLOCKING = "1" }}
+
+[wizard]
+title = "A sample"
+summary = "A sample wizard."
+requirements = {{ cuda = true }}
+
+[wizard.defaults]
+file = "device_assert.py"
+
+[wizard.repro]
+title = "Repro"
+function = "repro"
+params = {{ kind = "labels" }}
+
+[[wizard.steps]]
+fix = "launch-blocking"
+
+[[wizard.steps]]
+{step}
++++
+"""
+GOOD_STEP = 'name = "validate"\ntitle = "Validate"\nfunction = "validate"\nfixed_when = "caught"'
 
 
-def test_a_module_without_scenario_is_named_in_the_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import sys
+def _sample(tmp_path: Path, step: str) -> Path:
+    path = tmp_path / "cuda" / "sample.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(WIZARD_ENTRY.format(step=step), encoding="utf-8")
+    return path
 
-    package = importlib.import_module("core.wizard.scenarios")  # the function shadows it
 
-    (tmp_path / "broken_wizard.py").write_text("ORDER = 1\n", encoding="utf-8")
-    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
-    monkeypatch.setitem(sys.modules, f"{package.__name__}.broken_wizard", None)
-    sys.modules.pop(f"{package.__name__}.broken_wizard")
-    with pytest.raises(package.ScenarioError, match="broken_wizard declares no SCENARIO"):
-        package.discover()
+def test_a_declared_wizard_becomes_a_scenario(tmp_path: Path) -> None:
+    scenario = scenario_of(parse_entry(_sample(tmp_path, GOOD_STEP), tmp_path))
+    assert scenario.id == "cuda/sample" and scenario.signature == "(?:CUDA error: sample)"
+    blocking, validate = scenario.workarounds
+    assert blocking.env == {"CUDA_LAUNCH_BLOCKING": "1"} and blocking.diagnose
+    assert blocking.params == {"kind": "labels"} and blocking.function == "repro"
+    assert validate.file == "device_assert.py" and validate.fixed_when is not None
+    assert validate.fixed_when({"caught": True}, {}) and not validate.fixed_when({}, {})
+
+
+@pytest.mark.parametrize(
+    ("step", "problem"),
+    [
+        ('name = "validate"\nfunction = "validate"', "'wizard.steps[1].title': is required"),
+        (
+            'name = "validate"\ntitle = "V"\nfunction = "f"\ncolour = "red"',
+            "'wizard.steps[1].colour': unknown field",
+        ),
+        ('fix = "nope"', "'wizard.steps[1].fix': no fix 'nope' in this entry"),
+        ('fix = "launch-blocking"', "'wizard.steps[1].name': repeats the step name"),
+        (
+            'name = "other"\ntitle = "V"\nfunction = "f"',
+            "'workarounds[0].step': the wizard has no step 'validate'",
+        ),
+        (
+            'name = "validate"\ntitle = "V"\nfunction = "f"\ntimeout_s = "soon"',
+            "'wizard.steps[1].timeout_s'",
+        ),
+    ],
+)
+def test_a_malformed_wizard_table_is_one_line_naming_the_field(
+    tmp_path: Path, step: str, problem: str
+) -> None:
+    with pytest.raises(KBError, match=r"sample\.md: field ") as caught:
+        parse_entry(_sample(tmp_path, step), tmp_path)
+    assert problem in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("step", "problem"),
+    [
+        (
+            GOOD_STEP.replace("caught", "caught-twice"),
+            "field 'wizard.steps[1].fixed_when': unknown criterion 'caught-twice'",
+        ),
+        (GOOD_STEP + '\nfile = "no_such_steps.py"', "field 'wizard.steps[1].file': no step file"),
+    ],
+)
+def test_a_wizard_naming_missing_code_is_named_in_the_error(
+    tmp_path: Path, step: str, problem: str
+) -> None:
+    entry = parse_entry(_sample(tmp_path, step), tmp_path)
+    with pytest.raises(ScenarioError, match=re.escape(problem)):
+        scenario_of(entry)
 
 
 @pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])
 def test_kb_entry_names_its_wizard(scenario) -> None:  # type: ignore[no-untyped-def]
-    entry = kb_front_matter(scenario.id)
-    assert entry["scenario"] == scenario.id
-    assert not entry.get("no_wizard")
+    entry = parse_entry(KB / f"{scenario.id}.md", KB)
+    assert entry.scenario == scenario.id and entry.wizard is not None
+    assert not entry.no_wizard
 
 
 def test_every_other_entry_says_why_it_has_no_wizard() -> None:

@@ -1,0 +1,226 @@
+"""Build the answer once from whatever evidence exists: the match, the log, runs on this machine."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from core.answer.causes import Found, cause_text, find_cause
+from core.answer.kbfixes import entry_fixes
+from core.answer.local import history_fixes
+from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
+from core.answer.testable import Machine, scenario_blocked, untestable_reason
+from core.tryrun.locate import frames, is_library, pasted_frame
+
+if TYPE_CHECKING:
+    from core.history import History
+    from core.kb.schema import Entry
+    from core.kb.store import KnowledgeBase
+
+ASYNC_NOTE = (
+    "CUDA reports this error late: this is where it surfaced, the failing op may have run "
+    "earlier; re-running with CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` does) names its line"
+)
+_LOCAL_RANK = {"verified_here": 0, "located_here": 1}
+_KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
+NO_MATCH = (
+    "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
+    "only a part of the log was pasted (the error is usually at its end)."
+)
+
+
+def lead_match(matches: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The match the answer is about: the root cause of a masked error, else the best
+    confident match (None when nothing is confident)."""
+    items = [m for m in matches.get("matches") or [] if isinstance(m, Mapping)]
+    root = matches.get("root_cause") or {}
+    for item in items:
+        if root and item.get("id") == root.get("id"):
+            return item
+    if root and root.get("id"):  # the root cause was cut from the list: it still leads
+        return {"id": root["id"], "confidence": items[0].get("confidence") if items else 0.5}
+    confident = [m for m in items if float(m.get("confidence") or 0) >= 0.5]
+    return confident[0] if confident else None
+
+
+def build_answer(
+    text: str,
+    matches: Mapping[str, Any],
+    kb: KnowledgeBase,
+    *,
+    frame: Mapping[str, Any] | None = None,
+    command: Sequence[str] | None = None,
+    local: Sequence[AnswerFix] = (),
+    history: History | None = None,
+    machine: Machine | None = None,
+) -> Answer:
+    """The answer for a log and its matches (`MatchReport.to_dict()`).
+
+    `frame` is the user's frame when the caller knows it better (try: relative to the project);
+    `command` the user's command (try); `local` the fixes a run just judged; `history` adds
+    the try and wizard runs saved on this machine; `machine` says what this machine can test.
+    """
+    where = _where(frame or pasted_frame(text))
+    lead = lead_match(matches)
+    if lead is None:
+        return Answer(
+            cause=Cause(text=NO_MATCH),
+            where=where,
+            next=Next(
+                command="cuda-clinic kb search WORDS",
+                why="look the knowledge base up by the words of your error",
+                kind="none",
+            ),
+        )
+    entry = kb.get(str(lead["id"]))
+    found = find_cause(text.splitlines(), entry.id, [f["function"] for f in frames(text)[-8:]])
+    if where is not None and entry.category == "kernel-fault" and not frame:
+        where.note = ASYNC_NOTE
+    fixes = list(local)
+    if history is not None:
+        fixes += history_fixes(entry, history)
+    lead_ids = {found.prefer} if found is not None and found.prefer else set()
+    ranked = rank(fixes, entry_fixes(entry, found), machine, lead_ids)
+    root = matches.get("root_cause") or {}
+    head: Mapping[str, Any] = next(iter(matches.get("matches") or []), {})
+    note = str(head.get("note") or "") if root else ""
+    return Answer(
+        entry=entry.id,
+        title=entry.title,
+        confidence=float(lead.get("confidence") or 0.0),
+        cause=_cause(entry, found, lead),
+        where=where,
+        fixes=ranked,
+        next=next_step(entry, command, text, machine),
+        note=note,
+        origin=entry.origin,
+    )
+
+
+def _where(frame: Mapping[str, Any] | None) -> Where | None:
+    if not frame:
+        return None
+    return Where(
+        file=str(frame["file"]),
+        line=int(frame["line"]),
+        function=str(frame.get("function") or ""),
+        code=str(frame.get("code") or ""),
+    )
+
+
+def _cause(entry: Entry, found: Found | None, lead: Mapping[str, Any]) -> Cause:
+    if found is not None:
+        return Cause(
+            text=cause_text(found),
+            specific=True,
+            id=found.cause_id or found.rule.id,
+            entry=entry.id,
+            title=entry.title,
+            evidence=LogLine(line=found.line, text=found.text) if found.line else None,
+            values=dict(found.values),
+        )
+    evidence = next(iter(lead.get("evidence") or []), None)
+    return Cause(
+        text=entry.summary,
+        entry=entry.id,
+        title=entry.title,
+        evidence=LogLine(line=int(evidence["line"]), text=str(evidence["text"]))
+        if evidence
+        else None,
+    )
+
+
+def rank(
+    local: Sequence[AnswerFix],
+    kb: Sequence[AnswerFix],
+    machine: Machine | None = None,
+    lead_ids: set[str] | frozenset[str] = frozenset(),
+) -> list[AnswerFix]:
+    """Evidence on this machine first (verified, located), then the KB's verdicts (the cause's
+    own fix leads them), then what failed here; one item per change."""
+    seen: dict[str, AnswerFix] = {}
+    for fix in local:  # newest first: the first judgement of a fix is the one kept
+        key = fix.fix_id or fix.title
+        if key not in seen:
+            seen[key] = fix
+    out: list[tuple[tuple[int, int, int], AnswerFix]] = []
+    for order, item in enumerate(kb):
+        mine = seen.pop(item.fix_id, None) if item.fix_id else None
+        fix = _merge(mine, item) if mine is not None else item
+        reason = untestable_reason(fix, machine) if machine is not None and not mine else ""
+        if reason:
+            fix.why = reason
+            fix.sure = f"can't test here: {reason}; {fix.sure}"
+            fix.status = "cant_test_here"
+        lead = fix.source == "cause" or fix.fix_id in lead_ids
+        out.append((_key(fix, order, lead=lead), fix))
+    for order, fix in enumerate(seen.values(), start=len(out)):
+        out.append((_key(fix, order, lead=False), fix))
+    return [fix for _key_, fix in sorted(out, key=lambda pair: pair[0])]
+
+
+def _merge(mine: AnswerFix, kb: AnswerFix) -> AnswerFix:
+    """A KB fix judged on this machine: this machine's word, the KB's exact change and scope."""
+    mine.change = kb.change or mine.change
+    mine.kind = kb.kind
+    mine.scope = kb.scope
+    if mine.status == "cant_test_here" and kb.status in _KB_RANK:
+        mine.sure = f"{mine.sure}; {kb.sure}"
+        mine.measured = None
+    return mine
+
+
+def _key(fix: AnswerFix, order: int, lead: bool) -> tuple[int, int, int]:
+    if fix.status in _LOCAL_RANK:
+        return (0, _LOCAL_RANK[fix.status], order)
+    if fix.status == "failed_here":
+        return (3, 0, order)
+    return (1, 0 if lead else 1 + _KB_RANK.get(fix.status, 2), order)
+
+
+def script_of(text: str) -> str:
+    """The script a traceback started from (its `<module>` frame in the user's code), as the
+    user would type it; '' when the log does not show one."""
+    for frame in frames(text):
+        name = str(frame["file"])
+        if frame["function"] == "<module>" and not is_library(name) and name.endswith(".py"):
+            return os.path.basename(name) if os.path.isabs(name) or "\\" in name else name
+    return ""
+
+
+def next_step(
+    entry: Entry,
+    command: Sequence[str] | None,
+    text: str,
+    machine: Machine | None = None,
+) -> Next:
+    """The one command that verifies the answer on this machine."""
+    if command:
+        program = shlex.join(command)
+    else:
+        script = script_of(text)
+        program = f"python {script}" if script else "python your_script.py"
+    if entry.fixes:
+        return Next(
+            command=f"cuda-clinic try --fixes -- {program}",
+            why="runs your script here, then once per no-code fix of this error, and says "
+            "which one works (nothing is written into your project)",
+            kind="try",
+        )
+    if entry.scenario:
+        blocked = scenario_blocked(entry.scenario, machine) if machine is not None else ""
+        return Next(
+            command=f"cuda-clinic wizard run {entry.scenario}",
+            why="reproduces this error on this machine in an isolated process and verifies "
+            "each documented fix",
+            kind="wizard",
+            runs_here=None if machine is None else not blocked,
+            blocked=blocked,
+        )
+    return Next(
+        command=f"cuda-clinic try -- {program}",
+        why="after the change, runs your script contained and says whether the error is gone",
+        kind="try",
+    )

@@ -1,0 +1,41 @@
+"""What this machine can test: a CUDA-only fix needs a CUDA build of torch and a visible GPU.
+
+The machine is `core.wizard.availability.Machine` (torch, its CUDA build, the GPUs the driver
+reports; read without importing torch), the same facts that gate the wizards.
+"""
+
+from __future__ import annotations
+
+from core.answer.model import AnswerFix
+from core.wizard.availability import Machine
+
+__all__ = ["Machine", "cuda_reason", "scenario_blocked", "untestable_reason"]
+
+
+def cuda_reason(machine: Machine) -> str:
+    """Why nothing CUDA can run with this machine's target interpreter ('' when it can)."""
+    if not machine.torch:
+        return "torch is not installed in the target interpreter"
+    if not machine.torch_cuda:
+        return f"torch {machine.torch} here is a CPU-only build, so CUDA and cuDNN are never used"
+    if machine.gpus == 0:
+        return "no CUDA GPU is visible here (the NVIDIA driver reports none)"
+    return ""
+
+
+def untestable_reason(fix: AnswerFix, machine: Machine) -> str:
+    """Why `fix` cannot be tested on this machine ('' when it can, or needs nothing special)."""
+    return cuda_reason(machine) if fix.needs == "cuda" else ""
+
+
+def scenario_blocked(scenario_id: str, machine: Machine) -> str:
+    """Why the wizard `scenario_id` cannot run here ('' when it can or is unknown)."""
+    from core.errors import UsageError
+    from core.wizard import get_scenario
+    from core.wizard.availability import why_not_here
+
+    try:
+        scenario = get_scenario(scenario_id)
+    except UsageError:
+        return ""
+    return why_not_here(scenario.requirements, machine) or ""
