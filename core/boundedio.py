@@ -1,10 +1,18 @@
-"""Bounded reading: every input the app takes has a size cap, a JSON depth cap and one-line errors.
+"""Bounded reading of untrusted input: a size cap before reading, a nesting cap before parsing.
 
-Logs keep their tail (errors are at the end) and say what was cut; JSON files are refused past
-their cap. Only regular files are read whole; a pipe (stdin, `<(cmd)`) is streamed with a cap
-and a device (`/dev/zero`) is refused, so no input can fill the memory or hang the reader.
-JSON nesting is measured without recursion before it is decoded, so a 10 KB `[[[...` file is a
-one-line error naming the file and the place instead of a RecursionError.
+Every file, pipe or pasted text the user hands us goes through here first, so a 2 GB log, a
+`/dev/zero`, a FIFO or a JSON of a million `[` costs a one-line error (or a kept tail, for
+logs) and bounded memory, never a hang or a RecursionError:
+
+- `read_bytes`/`read_text`: a whole regular file, refused past its cap; a device, a FIFO or a
+  socket is refused without being opened (opening a FIFO with no writer waits forever).
+- `read_tail`: a log's last bytes (errors are at the end), from a file, stdin or a pipe; a
+  stream that never ends is read up to STREAM_MAX_BYTES. `Bounded.note` says what was cut.
+- `check_json_depth`/`loads_json`/`read_json`: JSON nesting measured without recursion before
+  decoding; the error names the file and the JSON path where it nests too deep.
+
+`core.models.load_json` builds on these for typed JSON; `loads_json`/`read_json` give plain data
+to the code that still reads dicts (history rows, reports, saved environments, fleet folders).
 """
 
 from __future__ import annotations
@@ -21,54 +29,28 @@ from typing import Any, BinaryIO
 
 from core.errors import InputError
 
-MiB = 1024 * 1024
+MiB = 1 << 20
+DEFAULT_MAX_BYTES = 64 * MiB  # a saved report, environment or fleet run
+DEFAULT_MAX_DEPTH = 64  # real files nest at most 11 levels (docs/report-schema.json)
 LOG_TAIL_BYTES = 64 * MiB  # `match`: the tail of a log kept for matching
-JSON_MAX_BYTES = 64 * MiB  # a saved report, environment or fleet run
-JSON_MAX_DEPTH = 64  # real files nest at most 11 levels (docs/report-schema.json)
 STREAM_MAX_BYTES = 512 * MiB  # a pipe that has not ended by then is not read further
 READ_CHUNK = MiB
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-_PAIR = re.compile(rb"\[\]|\{\}")
+# Keep only brackets; braces count as brackets (both are one level of nesting).
+_TO_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]', re.S)
 
 
-@dataclass(frozen=True)
-class Bounded:
-    """What was read: the kept bytes, how many the source had, and how many were dropped."""
-
-    data: bytes
-    total: int  # bytes in the source (read so far, when a stream was abandoned)
-    dropped: int = 0  # bytes not kept (from the start: the tail is what is kept)
-    ended: bool = True  # False: a stream still had more at STREAM_MAX_BYTES
-
-    def note(self, where: str) -> str | None:
-        """One line saying what was cut, or None when everything was kept."""
-        if not self.dropped:
-            return None
-        size = size_words(self.total)
-        if not self.ended:
-            size = f"more than {size} (it had not ended; reading stopped there)"
-        return f"{where} is {size}; kept its last {size_words(len(self.data))}"
-
-
-def size_words(n: int) -> str:
-    """'12.3 MiB', '800 KiB', '17 bytes'."""
-    if n >= MiB:
-        return f"{n / MiB:.1f} MiB"
-    if n >= 1024:
-        return f"{n / 1024:.0f} KiB"
-    return f"{n} bytes"
-
-
-def describe(source: str | Path) -> str:
-    """How messages name an input: 'standard input' for '-'."""
-    return "standard input" if str(source) == "-" else str(source)
+def size_text(n: int) -> str:
+    """`12 KB`, `3.5 MB`: a byte count for a message."""
+    if n < MiB:
+        return f"{max(1, round(n / 1024))} KB"
+    return f"{n / MiB:.1f} MB".replace(".0 MB", " MB")
 
 
 def kind_of(mode: int) -> str:
-    """'a folder', 'a device', 'a socket', ... for a stat mode that is not a regular file."""
+    """'a folder', 'a device', 'a pipe', 'a socket' for a stat mode that is not a regular file."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -80,17 +62,69 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
+def describe(source: str | Path) -> str:
+    """How messages name an input: 'standard input' for '-'."""
+    return "standard input" if str(source) == "-" else str(source)
+
+
 def _stat(path: Path, what: str) -> os.stat_result:
     try:
         return path.stat()
-    except FileNotFoundError:
-        raise InputError(f"{what} {path}: no such file") from None
     except OSError as exc:
-        raise InputError(f"{what} {path}: cannot be read: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: the {what} could not be read: {exc.strerror or exc}") from None
+
+
+def read_bytes(source: str | Path, *, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """A regular file's bytes, at most `max_bytes` read; InputError (one line) when it is larger,
+    unreadable, or not a regular file (a device, FIFO or socket is refused without opening it).
+
+    Reads at most `max_bytes + 1` bytes, so a growing file cannot exhaust memory either.
+    """
+    path = Path(source)
+    mode = _stat(path, what).st_mode
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a folder, not a {what}")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: is {kind_of(mode)}, not a {what} file; it is not read")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: the {what} could not be read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise InputError(
+            f"{path}: the {what} is larger than {size_text(max_bytes)}; this is not a {what} "
+            "CUDA Clinic wrote"
+        )
+    return data
+
+
+def read_text(source: str | Path, *, what: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """`read_bytes` decoded as UTF-8 (undecodable bytes replaced, never an error)."""
+    return read_bytes(source, what=what, max_bytes=max_bytes).decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """What was read of a log: the kept tail, how many bytes the source had, how many dropped."""
+
+    data: bytes
+    total: int  # bytes in the source (read so far, when a stream was abandoned)
+    dropped: int = 0  # bytes not kept, from the start
+    ended: bool = True  # False: a stream still had more at STREAM_MAX_BYTES
+
+    def note(self, where: str) -> str | None:
+        """One line saying what was cut, or None when everything was kept."""
+        if not self.dropped:
+            return None
+        size = size_text(self.total)
+        if not self.ended:
+            size = f"more than {size} (it had not ended; reading stopped there)"
+        return f"{where} is {size}; kept its last {size_text(len(self.data))}"
 
 
 def read_tail(source: str | Path, limit: int, *, what: str = "log") -> Bounded:
-    """The last `limit` bytes of a log: a regular file, a pipe ('-' is stdin) or a FIFO.
+    """The last `limit` bytes of a log: a regular file, stdin ('-'), or a pipe/FIFO streamed.
 
     A device, a folder or a socket is refused (InputError); a stream that never ends is read
     up to STREAM_MAX_BYTES and its tail so far is kept.
@@ -98,19 +132,21 @@ def read_tail(source: str | Path, limit: int, *, what: str = "log") -> Bounded:
     if str(source) == "-":
         return read_stream_tail(sys.stdin.buffer, limit)
     path = Path(source)
-    info = _stat(path, what)
-    if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        raise InputError(f"{what} {path}: is {kind_of(info.st_mode)}, not a file")
+    mode = _stat(path, what).st_mode
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a folder; give a {what} file, or - for standard input")
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raise InputError(f"{path}: is {kind_of(mode)}, not a {what} file; it is not read")
     try:
         with path.open("rb") as handle:
-            if stat.S_ISFIFO(info.st_mode):
+            if stat.S_ISFIFO(mode):  # `match <(cmd)`: a pipe, streamed with the cap
                 return read_stream_tail(handle, limit)
             size = os.fstat(handle.fileno()).st_size
             if size > limit:
                 handle.seek(size - limit)
             data = handle.read(limit)
     except OSError as exc:
-        raise InputError(f"{what} {path}: cannot be read: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: the {what} could not be read: {exc.strerror or exc}") from None
     return Bounded(data, max(size, len(data)), max(0, size - len(data)))
 
 
@@ -132,84 +168,79 @@ def read_stream_tail(stream: BinaryIO, limit: int, stop_after: int = STREAM_MAX_
     return Bounded(data, total, total - len(data), ended)
 
 
-def read_whole(source: str | Path, limit: int, *, what: str = "file") -> bytes:
-    """A regular file's bytes; InputError when it is larger than `limit` or not a regular file
-    (a FIFO is never opened: opening one with no writer would wait forever)."""
-    path = Path(source)
-    info = _stat(path, what)
-    if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{what} {path}: is {kind_of(info.st_mode)}, not a file")
-    if info.st_size > limit:
+def json_depth_exceeds(data: bytes, max_depth: int) -> bool:
+    """Whether the JSON in `data` nests arrays/objects deeper than `max_depth`, found without
+    recursion: at most `max_depth` passes over the brackets, each a C-level `bytes.replace`.
+
+    Strings are removed first (C-level splits, no regular expression) so a `[` inside a
+    string does not count. Each pass deletes every innermost `[]` pair (after `{}` became
+    `[]`), which removes exactly one level everywhere; what is left after `max_depth` passes
+    is either nothing (shallow enough) or a real deeper nesting. Malformed JSON (brackets
+    that do not pair up) stops the passes early; the openers left are then counted, so what
+    reaches the decoder nests at most `2 * max_depth` levels and the decoder words the
+    real problem.
+    """
+    # Escapes only occur inside strings and are read left to right, as `replace` scans: drop
+    # escaped backslashes, then escaped quotes; every quote left opens or closes a string.
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    structure = data.translate(_TO_BRACKETS, _NOT_STRUCTURE)  # brackets and quotes only
+    brackets = b"".join(structure.split(b'"')[0::2])
+    for _ in range(max_depth):
+        if not brackets:
+            return False
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):  # only unpaired brackets are left
+            break
+        brackets = shorter
+    else:
+        if b"[]" in brackets:  # a level is still left after removing `max_depth` of them
+            return True
+    # No adjacent pair is left, so what remains is closers, then openers (`]]][[[`).
+    if brackets.startswith(b"]"):  # a closer with nothing open: malformed, the decoder says so
+        return False
+    return len(brackets) > max_depth
+
+
+def check_json_depth(data: bytes, *, name: str, what: str, max_depth: int) -> None:
+    """InputError when the JSON in `data` nests deeper than `max_depth` levels, naming the JSON
+    path where it first does."""
+    if json_depth_exceeds(data, max_depth):
         raise InputError(
-            f"{what} {path} is {size_words(info.st_size)}; at most {size_words(limit)} is read"
+            f"{name}: the {what} nests deeper than {max_depth} levels at "
+            f"{json_path(data, max_depth)}; this is not a {what} CUDA Clinic wrote"
         )
+
+
+def loads_json(
+    data: bytes | str, *, name: str, what: str, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Any:
+    """Plain JSON data (dicts and lists) after the nesting check; InputError names `name`."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    check_json_depth(raw, name=name, what=what, max_depth=max_depth)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise InputError(f"{what} {path}: cannot be read: {exc.strerror or exc}") from None
-    if len(data) > limit:  # it grew while we looked
-        raise InputError(f"{what} {path} is larger than {size_words(limit)}; not read")
-    return data
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise InputError(f"{name}: the {what} is binary data, not UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{name}: the {what} is not valid JSON ({exc.msg} at line {exc.lineno} column "
+            f"{exc.colno})"
+        ) from None
+    except RecursionError:  # cannot happen after the check (at most 2x max_depth levels)
+        raise InputError(f"{name}: the {what} nests too deeply to read") from None
 
 
 def read_json(
     source: str | Path,
     *,
-    what: str = "file",
-    limit: int = JSON_MAX_BYTES,
-    max_depth: int = JSON_MAX_DEPTH,
+    what: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> Any:
-    """A regular JSON file, size- and depth-checked (InputError names the file and the place)."""
-    return loads_json(read_whole(source, limit, what=what), f"{what} {source}", max_depth)
-
-
-def loads_json(data: bytes | str, source: str, max_depth: int = JSON_MAX_DEPTH) -> Any:
-    """Decode JSON after checking its nesting; InputError ('<source> is not JSON: ...')."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    check_depth(raw, source, max_depth)
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError:
-        raise InputError(f"{source} is not JSON: it is binary data, not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{source} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    except RecursionError:  # cannot happen after check_depth; kept as the last line of defence
-        raise InputError(f"{source} is nested too deeply to read") from None
-
-
-def check_depth(raw: bytes, source: str, max_depth: int = JSON_MAX_DEPTH) -> None:
-    """InputError when JSON text nests deeper than `max_depth`, naming where (no recursion).
-
-    Strings are removed, then each pass deletes the innermost `[]`/`{}` pairs: after n passes
-    every part n levels deep is gone. All of it runs in the regex engine's C loops.
-    """
-    skeleton = _NOT_BRACKET.sub(b"", _STRING.sub(b"", raw))
-    for _ in range(max_depth):
-        if not skeleton:
-            return
-        skeleton, removed = _PAIR.subn(b"", skeleton)
-        if not removed:
-            break
-    if not skeleton:
-        return
-    # Still a pair after max_depth passes: some part is deeper. None left: the brackets do not
-    # balance, and the open run of the rest (plus at most max_depth removed levels) is the depth
-    # json.loads would meet; it reports the syntax error itself when that run is short.
-    deeper = _PAIR.search(skeleton) is not None
-    depth = 0
-    for byte in skeleton if not deeper else b"":
-        depth += 1 if byte in b"[{" else -1
-        if depth > max_depth:
-            deeper = True
-            break
-    if deeper:
-        raise InputError(
-            f"{source} nests deeper than {max_depth} levels at {json_path(raw, max_depth)}"
-            " (a CUDA Clinic file never does; it was damaged or made by hand)"
-        )
+    """A regular JSON file as plain data: size-capped, depth-checked, one-line errors."""
+    data = read_bytes(source, what=what, max_bytes=max_bytes)
+    return loads_json(data, name=str(source), what=what, max_depth=max_depth)
 
 
 def json_path(raw: bytes, max_depth: int, shown: int = 6) -> str:

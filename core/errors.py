@@ -11,10 +11,6 @@ class UsageError(ClinicError):
     """Bad command-line usage or bad input (a path that does not exist, an unknown id)."""
 
 
-class InputError(UsageError):
-    """An input that is not read: too large, nested too deeply, a device, or not valid JSON."""
-
-
 class TargetPythonError(ClinicError):
     """The target interpreter cannot be run (missing, not executable, not Python)."""
 
@@ -33,3 +29,8 @@ class HistoryBusyError(HistoryError):
 
 class HistoryRowError(HistoryError):
     """One stored run cannot be read (not JSON, not an object, nested too deeply)."""
+
+
+class InputError(UsageError):
+    """A file or text the user handed us does not hold what it should (too large, too deep,
+    not JSON, a field of the wrong type): the message names the file and the field."""

@@ -43,7 +43,7 @@ def _loads(text: str | None, what: str) -> Any:
     if not text:
         return None
     try:
-        return loads_json(text, what)
+        return loads_json(text, name=what, what="stored run")
     except ClinicError as exc:
         raise HistoryRowError(f"{exc}; skipped") from None
 

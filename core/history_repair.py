@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.boundedio import JSON_MAX_BYTES, read_json
+from core.boundedio import read_json
 from core.errors import ClinicError
 from core.fsutil import atomic_write_text
 
@@ -214,7 +214,7 @@ def pending_runs(db_path: Path) -> list[tuple[Path, dict[str, Any]]]:
     found = []
     for file in sorted(folder.glob("*.json"), key=lambda p: p.name.split("-", 1)[-1]):
         try:
-            record = read_json(file, what="kept run", limit=JSON_MAX_BYTES)
+            record = read_json(file, what="kept run")
         except ClinicError as exc:
             log.warning("cuda-clinic: warning: %s (left where it is)", exc)
             continue

@@ -1,0 +1,88 @@
+"""docs/schemas: committed schemas equal what the models generate; real outputs validate.
+
+Validation uses the `jsonschema` package (dev extra), an implementation independent of msgspec,
+so a schema msgspec generates wrongly (or a model that does not describe what the command
+prints) is caught rather than agreed with.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from core import schemas
+from core.models import Model
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _validate(name: str, document: Any) -> None:
+    schema = json.loads(schemas.path_of(name).read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+
+def test_committed_schemas_are_the_generated_ones() -> None:
+    assert schemas.stale() == [], "run: python -m core.schemas"
+    committed = {p.name for p in schemas.DOCS.glob("*.schema.json")}
+    expected = {schemas.path_of(n).name for n in schemas.SCHEMAS}
+    assert committed == expected, "a committed schema has no model in core/schemas.py"
+
+
+@pytest.mark.parametrize("name", sorted(schemas.SCHEMAS))
+def test_each_schema_is_valid_2020_12(name: str) -> None:
+    jsonschema.Draft202012Validator.check_schema(schemas.generate(name))
+
+
+class _Probe(Model, frozen=True, kw_only=True):
+    """A test document."""
+
+    id: str
+    count: int = 0
+
+
+def test_check_reports_a_stale_schema_and_write_fixes_it(tmp_path: Path) -> None:
+    schemas.register("probe-test", f"{__name__}:_Probe", "test document")
+    try:
+        assert "probe-test" in schemas.stale(tmp_path)
+        assert schemas.main(["--check", "--out", str(tmp_path)]) == 1
+        assert schemas.main(["--out", str(tmp_path)]) == 0
+        assert schemas.stale(tmp_path) == []
+        schema = json.loads(schemas.path_of("probe-test", tmp_path).read_text())
+        validator = jsonschema.Draft202012Validator(schema)
+        validator.validate({"id": "a", "count": 2})
+        with pytest.raises(jsonschema.ValidationError):
+            validator.validate({"id": "a", "count": "2"})
+        with pytest.raises(jsonschema.ValidationError):
+            validator.validate({"count": 2})
+    finally:
+        del schemas.SCHEMAS["probe-test"]
+
+
+# Every `--json` output of a command that can run here, with the schema it must match.
+# Each owner adds the commands of their package (env, wizard run, bench, report, ...).
+OUTPUTS: list[tuple[str, list[str]]] = []
+
+
+def cli_json(argv: list[str]) -> Any:
+    """Run `python -m core ARGV` for real and parse what it printed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize(("name", "argv"), OUTPUTS, ids=[" ".join(a) for _n, a in OUTPUTS])
+def test_json_output_validates_against_its_schema(name: str, argv: list[str]) -> None:
+    _validate(name, cli_json(argv))
