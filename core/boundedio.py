@@ -23,6 +23,7 @@ import re
 import stat
 import sys
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -70,6 +71,8 @@ def describe(source: str | Path) -> str:
 def _stat(path: Path, what: str) -> os.stat_result:
     try:
         return path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{path}: the {what} could not be read: no such file") from None
     except OSError as exc:
         raise InputError(f"{path}: the {what} could not be read: {exc.strerror or exc}") from None
 
@@ -85,7 +88,9 @@ def read_bytes(source: str | Path, *, what: str, max_bytes: int = DEFAULT_MAX_BY
     if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a folder, not a {what}")
     if not stat.S_ISREG(mode):
-        raise InputError(f"{path}: is {kind_of(mode)}, not a {what} file; it is not read")
+        raise InputError(
+            f"{path}: is {kind_of(mode)}, not a file; a {what} is read only from a file"
+        )
     try:
         with path.open("rb") as handle:
             data = handle.read(max_bytes + 1)
@@ -136,7 +141,7 @@ def read_tail(source: str | Path, limit: int, *, what: str = "log") -> Bounded:
     if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a folder; give a {what} file, or - for standard input")
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-        raise InputError(f"{path}: is {kind_of(mode)}, not a {what} file; it is not read")
+        raise InputError(f"{path}: is {kind_of(mode)}, not a {what} file (or - for a pipe)")
     try:
         with path.open("rb") as handle:
             if stat.S_ISFIFO(mode):  # `match <(cmd)`: a pipe, streamed with the cap
@@ -166,6 +171,60 @@ def read_stream_tail(stream: BinaryIO, limit: int, stop_after: int = STREAM_MAX_
     ended = total < stop_after or not stream.read(1)
     data = b"".join(chunks)[-limit:] if chunks else b""
     return Bounded(data, total, total - len(data), ended)
+
+
+def read_stream_head(stream: BinaryIO, limit: int) -> tuple[bytes, int]:
+    """A child's output: its first `limit` bytes and its total size (the rest is read and
+    dropped, so the child never blocks on a full pipe)."""
+    kept: list[bytes] = []
+    size = total = 0
+    while chunk := stream.read(READ_CHUNK):
+        total += len(chunk)
+        if size < limit:
+            kept.append(chunk[: limit - size])
+            size += len(kept[-1])
+    return b"".join(kept), total
+
+
+def iter_lines(stream: BinaryIO, max_line: int) -> Iterator[bytes]:
+    """The lines of a stream without their newline; a line longer than `max_line` is cut there
+    (the rest of it is skipped), so one endless line cannot fill the memory."""
+    partial = b""
+    skipping = False
+    while (
+        chunk := stream.read1(READ_CHUNK) if hasattr(stream, "read1") else stream.read(READ_CHUNK)
+    ):
+        *lines, rest = (partial + chunk).split(b"\n")
+        for line in lines:
+            if not skipping:
+                yield line
+            skipping = False
+        if len(rest) > max_line:
+            if not skipping:
+                yield rest[:max_line]
+            skipping, rest = True, b""
+        partial = rest
+    if partial and not skipping:
+        yield partial
+
+
+def read_ends(source: str | Path, head: int, tail: int, *, what: str) -> str:
+    """A log file's first `head` and last `tail` bytes as text, with one line saying how much
+    was left out between them (setup lines are at the start, the failure at the end)."""
+    path = Path(source)
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size <= head + tail:
+                data = handle.read(head + tail)
+                return data.decode("utf-8", errors="replace")
+            first = handle.read(head)
+            handle.seek(size - tail)
+            last = handle.read(tail)
+    except OSError as exc:
+        raise InputError(f"{path}: the {what} could not be read: {exc.strerror or exc}") from None
+    gap = f"\n[cuda-clinic: {size_text(size - head - tail)} of the {what} not read]\n"
+    return (first + gap.encode() + last).decode("utf-8", errors="replace")
 
 
 def json_depth_exceeds(data: bytes, max_depth: int) -> bool:

@@ -52,7 +52,9 @@ def _object(text: str | None, what: str) -> dict[str, Any]:
     """A stored run: a JSON object, else HistoryRowError naming the row."""
     data = _loads(text, what)
     if not isinstance(data, dict):
-        raise HistoryRowError(f"{what} is not a stored run (a JSON {type(data).__name__}); skipped")
+        raise HistoryRowError(
+            f"{what}: is not a stored run (a JSON {type(data).__name__}); skipped"
+        )
     return data
 
 

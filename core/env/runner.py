@@ -7,7 +7,6 @@ cause of "wrong torch"). Each probe drops its own folder from sys.path before lo
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,8 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.boundedio import loads_json
 from core.env.probe import script_path
-from core.errors import ClinicError
+from core.errors import ClinicError, InputError
 
 QUICK_TIMEOUT_S = 60.0
 # The first CUDA call can JIT-compile PTX for minutes on a new GPU; beyond this we give up.
@@ -88,9 +88,9 @@ def _finish(
         run.error = f"timed out after {timeout:.0f} s"
     elif proc.returncode != 0:
         run.error = _describe_exit(proc.returncode)
-    try:
-        run.data = json.loads(out) if out.strip() else None
-    except ValueError:
+    try:  # depth-checked: a hostile interpreter's output is one error, not a RecursionError
+        run.data = loads_json(out, name=name, what="probe output") if out.strip() else None
+    except InputError:
         run.error = run.error or "the probe printed no valid JSON"
     if run.data is None and run.error is None:
         run.error = "the probe printed nothing"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import read_json
 from core.env.model import READABLE_SCHEMAS, Environment, FieldError
 from core.errors import UsageError
 
@@ -42,12 +42,7 @@ class SavedEnvironment:
 def load_saved(path: str | Path) -> SavedEnvironment:
     """Read `path` and rebuild its Environment; UsageError names what is wrong with the file."""
     source = Path(path)
-    try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{source} could not be read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"{source} is not valid JSON ({exc})") from None
+    data = read_json(source, what="saved environment")  # size- and depth-bounded
     if not isinstance(data, dict):
         raise UsageError(f"{source} holds no CUDA Clinic environment (not a JSON object)")
     return _from_data(data, str(source))

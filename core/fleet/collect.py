@@ -17,7 +17,16 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
+from core.boundedio import (
+    MiB,
+    iter_lines,
+    read_bytes,
+    read_stream_head,
+    read_stream_tail,
+    size_text,
+)
 from core.errors import UsageError
 from core.fleet.model import FleetRun, NodeResult, natural_key, parse_env_output
 
@@ -25,6 +34,10 @@ Progress = Callable[[int, int | None, int], None]  # (done, total or None, faile
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_PARALLEL = 32
 DEFAULT_REMOTE = "cuda-clinic"
+HOSTFILE_MAX_BYTES = 4 * MiB
+NODE_OUTPUT_BYTES = 16 * MiB  # one node's env JSON is about 100 KB
+ERR_TAIL_BYTES = 64 * 1024  # per ssh node; srun's stderr for every node keeps 64x this
+MAX_LINE_BYTES = 1 * MiB  # one output line (an env JSON is one pretty-printed document)
 _MARK = "@@cuda-clinic-fleet"
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _SRUN_TASK_ERROR = re.compile(r"srun: error: (?P<node>[\w.-]+): task (?P<task>\d+): (?P<why>.*)")
@@ -40,9 +53,7 @@ def read_hostfile(path: str | Path) -> list[str]:
     """Host names from a host file: one per line, the first word (`gpu01 slots=8` works),
     `#` comments and blank lines skipped, duplicates dropped."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read host file {path}: {exc.strerror or exc}") from None
+        text = read_bytes(path, what="host file", max_bytes=HOSTFILE_MAX_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"host file {path} is not text") from None
     hosts: list[str] = []
@@ -56,7 +67,10 @@ def read_hostfile(path: str | Path) -> list[str]:
 
 
 def _run(cmd: Sequence[str], timeout: float) -> tuple[int | None, str, str, float]:
-    """Run `cmd` in its own process group; on timeout kill the group. rc None = timed out."""
+    """Run `cmd` in its own process group; on timeout kill the group. rc None = timed out.
+
+    Output is bounded: stdout's first NODE_OUTPUT_BYTES (an env JSON is about 100 KB; a node
+    that prints more is reported, not read), stderr's last ERR_TAIL_BYTES."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         list(cmd),
@@ -65,15 +79,38 @@ def _run(cmd: Sequence[str], timeout: float) -> tuple[int | None, str, str, floa
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    got: dict[str, Any] = {}
+    readers = [
+        threading.Thread(
+            target=lambda: got.update(out=read_stream_head(proc.stdout, NODE_OUTPUT_BYTES)),  # type: ignore[arg-type]
+            daemon=True,
+        ),
+        threading.Thread(
+            target=lambda: got.update(err=read_stream_tail(proc.stderr, ERR_TAIL_BYTES)),  # type: ignore[arg-type]
+            daemon=True,
+        ),
+    ]
+    for reader in readers:
+        reader.start()
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
         rc: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, err = proc.communicate()
+        proc.wait()
         rc = None
+    for reader in readers:
+        reader.join(10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    data, total = got.get("out", (b"", 0))
+    out = data.decode("utf-8", "replace")
+    if total > NODE_OUTPUT_BYTES:
+        out = f"[output larger than {size_text(NODE_OUTPUT_BYTES)} ({size_text(total)}); not read]"
+    err = got["err"].data.decode("utf-8", "replace") if "err" in got else ""
     seconds = round(time.perf_counter() - start, 3)
-    return rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), seconds
+    return rc, out, err, seconds
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -197,19 +234,26 @@ def collect_srun(
     tasks: dict[int, list[str]] = {}
     ended: dict[int, float] = {}
     begun: dict[int, float] = {}
-    err_chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    sizes: dict[int, int] = {}
+    got: dict[str, Any] = {}
+    reader = threading.Thread(
+        target=lambda: got.update(err=read_stream_tail(proc.stderr, 64 * ERR_TAIL_BYTES)),  # type: ignore[arg-type]
+        daemon=True,
+    )
     reader.start()
     killer = threading.Timer(timeout + 60, lambda: _kill_group(proc))
     killer.start()
     failed = 0
     try:
-        for raw in proc.stdout:  # type: ignore[union-attr]
+        for raw in iter_lines(proc.stdout, MAX_LINE_BYTES):  # type: ignore[arg-type]
             # "  12: text" (srun --label); partition is cheaper than a regex on 100k lines
-            head, sep, line = raw.decode("utf-8", "replace").rstrip("\n").partition(": ")
+            head, sep, line = raw.decode("utf-8", "replace").rstrip("\r").partition(": ")
             if not sep or not head.strip().isdigit():
                 continue
             task = int(head)
+            sizes[task] = sizes.get(task, 0) + len(raw)
+            if sizes[task] > NODE_OUTPUT_BYTES and not line.startswith(_MARK):
+                continue  # a flooding node: what it printed past the cap is not kept
             tasks.setdefault(task, []).append(line)
             if line.startswith(f"{_MARK} begin "):
                 begun[task] = time.perf_counter()
@@ -222,7 +266,9 @@ def collect_srun(
     finally:
         killer.cancel()
     reader.join(5)
-    err = b"".join(err_chunks).decode("utf-8", "replace")
+    if proc.stdout is not None:
+        proc.stdout.close()
+    err = got["err"].data.decode("utf-8", "replace") if "err" in got else ""
     nodes = _split_srun(tasks, begun, ended, err, timeout)
     nodes.sort(key=lambda n: natural_key(n.name))
     if not nodes and proc.returncode:

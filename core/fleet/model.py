@@ -7,6 +7,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.boundedio import DEFAULT_MAX_DEPTH, check_json_depth
+from core.errors import InputError
+
 FLEET_KIND = "cuda-clinic-fleet"
 SCHEMA_VERSION = 1
 # Why a node has no environment: the launcher could not reach it, the command ran past the
@@ -123,7 +126,11 @@ def parse_env_output(text: str) -> tuple[dict[str, Any] | None, str]:
         snippet = " ".join(text.split())[:80]
         return None, f"no JSON in its output ({snippet!r})" if snippet else "empty output"
     try:
+        raw = text[start:].encode("utf-8", "replace")
+        check_json_depth(raw, name="its output", what="env JSON", max_depth=DEFAULT_MAX_DEPTH)
         data, _end = json.JSONDecoder().raw_decode(text[start:])
+    except InputError as exc:
+        return None, str(exc)
     except json.JSONDecodeError as exc:
         return None, f"output is not valid JSON ({exc.msg} at line {exc.lineno})"
     if not isinstance(data, dict) or "python" not in data or "findings" not in data:

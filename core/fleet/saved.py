@@ -7,10 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import DEFAULT_MAX_BYTES, MiB, read_json
 from core.errors import UsageError
 from core.fleet.model import FLEET_KIND, FleetRun, NodeResult, natural_key
 
 FLEET_FILE = "fleet.json"
+NODE_MAX_BYTES = 16 * MiB  # one node's env JSON (a deep one is about 100 KB)
 _REPORT_KIND = "cuda-clinic-report"
 
 
@@ -50,13 +52,9 @@ def load_analysed(path: str | Path) -> tuple[FleetRun, dict[str, Any]]:
     return run, analyze(run)
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"{path} is not valid JSON ({exc})") from None
+def _read_json(path: Path, limit: int = DEFAULT_MAX_BYTES) -> Any:
+    """A regular JSON file, size- and depth-bounded (a FIFO or device is refused, not opened)."""
+    return read_json(path, what="fleet file", max_bytes=limit)
 
 
 def _load_dir(folder: Path) -> FleetRun:
@@ -64,16 +62,17 @@ def _load_dir(folder: Path) -> FleetRun:
     failed_before: list[NodeResult] = []
     saved: FleetRun | None = None
     for file in sorted(folder.glob("*.json"), key=lambda p: natural_key(p.name)):
+        limit = DEFAULT_MAX_BYTES if file.name == FLEET_FILE else NODE_MAX_BYTES
         try:
-            data = _read_json(file)
-        except UsageError as exc:
-            nodes[file.stem] = NodeResult(file.stem, "garbage", str(exc).split(" (", 1)[0])
+            data = _read_json(file, limit)
+            if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
+                saved = FleetRun.from_dict(data)
+                failed_before += [n for n in saved.nodes if not n.ok]
+                continue
+            env, why = _environment(data, file)
+        except UsageError as exc:  # one bad node file is one garbage node, never the whole view
+            nodes[file.stem] = NodeResult(file.stem, "garbage", str(exc))
             continue
-        if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
-            saved = FleetRun.from_dict(data)
-            failed_before += [n for n in saved.nodes if not n.ok]
-            continue
-        env, why = _environment(data, file)
         nodes[file.stem] = NodeResult(file.stem, "ok" if env else "garbage", why, env)
     for node in failed_before:
         nodes.setdefault(node.name, node)

@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from core.errors import KBError
+from core.boundedio import MiB, read_bytes
+from core.errors import InputError, KBError
 from core.kb.fixes import Fix, parse_fixes
 from core.kb.wizard_spec import WizardSpec, parse_wizard
 
@@ -34,6 +35,7 @@ CONFIDENCES = ("high", "medium", "low")
 VERDICTS = ("fixes", "partial", "does_not_fix", "not_applicable", "unverified")
 CLAIM_VERDICTS = ("right", "partly_right", "wrong", "unverified")
 
+ENTRY_MAX_BYTES = 1 * MiB  # the largest bundled entry is about 20 KB
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # A number followed by a percent sign ("85%", "70 %"); `x % 8` (modulo) has no digit before it.
 _PERCENT = re.compile(r"\d(?:[\d.,]*\d)?\s?%")
@@ -227,9 +229,11 @@ def split_front_matter(text: str, checker: _Checker) -> tuple[str, str]:
 def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
     """Read and validate one entry file; `root` is the KB directory (for the id-path rule)."""
     check = _Checker(label or str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # bounded: a pack may hold a FIFO or a huge file under an .md name
+        text = read_bytes(path, what="KB entry", max_bytes=ENTRY_MAX_BYTES).decode("utf-8")
+    except InputError as exc:
+        raise check.fail("file", f"cannot be read: {str(exc).split(': ', 1)[-1]}") from None
+    except UnicodeDecodeError as exc:
         raise check.fail("file", f"cannot be read: {exc}") from None
     front, body = split_front_matter(text, check)
     try:

@@ -9,7 +9,6 @@ with the token has its group and itself killed. Nothing of a hung run survives.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -21,12 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import MiB, loads_json, read_ends, read_tail
 from core.contain import pids_with_token
+from core.errors import InputError
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 TOKEN_ENV = "CUDA_CLINIC_NCCL_RUN"
 POLL_S = 0.1
 SRUN_GRACE_S = 5.0
+LOG_END_BYTES = 4 * MiB  # the launcher log's first and last bytes that are read
+RANK_EVENTS_BYTES = 16 * MiB  # one rank's events file (its newest events)
 
 
 @dataclass
@@ -68,9 +71,9 @@ class LaunchResult:
 
     def log_text(self) -> str:
         """The launcher's combined output (every rank's stdout and stderr, NCCL's INFO lines)."""
-        try:
-            return Path(self.log_path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        try:  # bounded: NCCL's setup lines are at the start, the failure at the end
+            return read_ends(self.log_path, LOG_END_BYTES, LOG_END_BYTES, what="launcher log")
+        except InputError:
             return ""
 
 
@@ -150,9 +153,15 @@ def read_ranks(outdir: Path) -> dict[int, list[dict[str, Any]]]:
         except ValueError:
             continue
         events = []
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            with contextlib.suppress(ValueError):
-                events.append(json.loads(line))
+        try:  # bounded: a flooding rank costs its oldest events, not the memory
+            kept = read_tail(path, RANK_EVENTS_BYTES, what="rank events")
+        except InputError:
+            continue
+        for line in kept.data.decode("utf-8", errors="replace").splitlines():
+            with contextlib.suppress(InputError):
+                event = loads_json(line, name=path.name, what="rank event")
+                if isinstance(event, dict):
+                    events.append(event)
         ranks[rank] = events
     return ranks
 

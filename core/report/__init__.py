@@ -47,6 +47,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import read_json
 from core.errors import UsageError
 from core.report.collect import collect
 from core.report.diff import Difference, diff_reports, render_diff
@@ -166,15 +167,10 @@ def _render(report: dict[str, Any], fmt: str, qt: bool = False) -> str:
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """Read a saved JSON report and check it against the schema (UsageError if it is not one)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read report {path}: {exc.strerror or exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from exc
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not JSON: it is binary data, not UTF-8 text") from None
+    """Read a saved JSON report and check it against the schema (UsageError if it is not one).
+
+    Bounded: a regular file of at most DEFAULT_MAX_BYTES, nested at most JSON_MAX_DEPTH deep."""
+    data = read_json(path, what="report")
     try:
         validate(data)
     except SchemaError as exc:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import MiB, describe, read_tail
 from core.errors import UsageError
 from core.fsutil import atomic_write_bytes
 from core.kb.options import add_pack_option, pack_dirs
@@ -24,6 +25,7 @@ _SUFFIX_FORMATS = {
     ".txt": "md",
 }
 DEFAULT_PDF = "cuda-clinic-report.pdf"
+REPORT_LOG_BYTES = 1 * MiB  # the tail of --error kept in a report (redacting costs ~1 s/MB)
 
 
 def add_parser(
@@ -197,19 +199,19 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
 
 
 def _read_error(path: str | None) -> str | None:
+    """The pasted log's last REPORT_LOG_BYTES (the error is at its end); the cut is said on
+    stderr and on the log's first line in the report."""
     if path is None:
         return None
-    if path == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read error log {path}: {exc.strerror or exc}") from exc
+    read = read_tail(path, REPORT_LOG_BYTES, what="error log")
+    text = read.data.decode("utf-8", errors="replace")
     if not text.strip():
         # An empty "Pasted error" section would look as if the error matched nothing.
-        where = "standard input" if path == "-" else path
-        raise UsageError(f"--error {where} is empty: give the log that holds the error")
+        raise UsageError(f"--error {describe(path)} is empty: give the log that holds the error")
+    note = read.note(describe(path))
+    if note:
+        print(f"cuda-clinic: note: {note}", file=sys.stderr)
+        text = f"[cuda-clinic: {note}]\n" + text.split("\n", 1)[-1]  # drop the torn first line
     return text
 
 

@@ -62,11 +62,11 @@ def test_reading_an_unreadable_run_is_one_error_naming_it(tmp_path: Path) -> Non
     _good, bad, _gb, bad_bench, bad_try = seeded(tmp_path)
     with History.open(tmp_path / "history.sqlite") as history:
         for run_id in bad:
-            with pytest.raises(HistoryRowError, match=f"wizard run {run_id} "):
+            with pytest.raises(HistoryRowError, match=f"wizard run {run_id}:"):
                 history.get_run(run_id)
-        with pytest.raises(HistoryRowError, match=f"benchmark run {bad_bench} "):
+        with pytest.raises(HistoryRowError, match=f"benchmark run {bad_bench}:"):
             history.get_bench(bad_bench)
-        with pytest.raises(HistoryRowError, match=f"try run {bad_try} "):
+        with pytest.raises(HistoryRowError, match=f"try run {bad_try}:"):
             history.get_try(bad_try)
         assert [r["command"] for r in history.try_runs()] == [["python", "a.py"]]
         assert len(history.skipped) == 1 and f"try run {bad_try}" in history.skipped[0]
@@ -79,13 +79,13 @@ def test_report_skips_unreadable_runs_with_a_warning_naming_each(tmp_path: Path)
     assert "Traceback" not in done.stderr
     report = json.loads(done.stdout)
     for run_id in bad:  # each is the newest run of its scenario, so the report wanted it
-        assert f"wizard run {run_id} " in done.stderr
-    assert f"benchmark run {bad_bench} " in done.stderr
+        assert f"wizard run {run_id}:" in done.stderr
+    assert f"benchmark run {bad_bench}:" in done.stderr
     assert {r.get("id") for r in report["wizard_runs"]} <= set(good)
     assert [b.get("id") for b in report["benchmarks"]] == [good_bench]
     chosen = cli(tmp_path, "report", "--quick", "--format", "json", "--run", f"try:{bad_try}")
     assert chosen.returncode == 0, chosen.stderr
-    assert f"try run {bad_try} " in chosen.stderr and "Traceback" not in chosen.stderr
+    assert f"try run {bad_try}:" in chosen.stderr and "Traceback" not in chosen.stderr
 
 
 def test_wizard_history_and_bench_list_survive_unreadable_runs(tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_wizard_history_and_bench_list_survive_unreadable_runs(tmp_path: Path) -
     one = cli(tmp_path, "wizard", "history", str(bad[2]))
     assert one.returncode == 2
     lines = one.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"wizard run {bad[2]} " in lines[0]
+    assert len(lines) == 1 and f"wizard run {bad[2]}:" in lines[0]
     benches = cli(tmp_path, "bench", "list")
     assert benches.returncode == 0, benches.stderr
-    assert f"benchmark run {bad_bench} " in benches.stderr and "Traceback" not in benches.stderr
+    assert f"benchmark run {bad_bench}:" in benches.stderr and "Traceback" not in benches.stderr

@@ -87,4 +87,4 @@ def test_an_unreadable_stored_run_is_left_out_and_the_page_says_which(
     qtbot.wait_until(lambda: page.shared is not None, timeout=60000)
     assert page.shared is not None
     assert [r["id"] for r in page.shared["wizard_runs"]] == [good]
-    assert any(f"wizard run {bad} " in line for line in said)
+    assert any(f"wizard run {bad}:" in line for line in said)
