@@ -12,7 +12,7 @@ from typing import Any
 
 from core.boundedio import MiB, describe, read_tail
 from core.errors import UsageError
-from core.fsutil import atomic_write_bytes
+from core.fsutil import atomic_write_bytes, real_target, special_kind
 from core.kb.options import add_pack_option, pack_dirs
 
 _SUFFIX_FORMATS = {
@@ -229,7 +229,14 @@ def _pdf(report: dict[str, Any], output: str) -> int:
 
 
 def _check_writable(path: Path) -> None:
-    """UsageError unless `path` can be created: its folder exists and it is not a folder."""
+    """UsageError unless `path` can be written: a writable device or FIFO (written directly),
+    or a file (through a symlink: its target) whose folder exists and is writable."""
+    kind = special_kind(path)
+    if kind is not None:
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write {path}: the {kind} is not writable")
+        return
+    path = real_target(path)
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder")
     folder = path.parent

@@ -22,54 +22,53 @@ ENV_JSON = REPO / "tests" / "data" / "fleet" / "nodes" / "gpu01.json"
 ERROR = "RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR"
 
 
+# Run the command from a small wrapper and take its child's peak RSS there: a child forked from
+# pytest itself inherits pytest's high-water mark into ru_maxrss (Linux records the old memory's
+# peak at exec), which would measure pytest, not cuda-clinic.
+MEASURE = r"""
+import resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+
+
 def run_measured(
     *args: str, stdin: int | None = None, timeout: float = 180
 ) -> tuple[int, str, str, float, int]:
-    """(exit code, stdout, stderr, seconds, peak RSS in MB) of `python -m core ARGS`; the
-    peak is the child's own, from wait4."""
-    start = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "core", *args],
-        stdin=stdin if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert child.stdout is not None and child.stderr is not None
-    import threading
+    """(exit code, stdout, stderr, seconds, peak RSS in MB) of `python -m core ARGS`."""
+    import tempfile
 
-    chunks: dict[str, bytes] = {}
-
-    def drain(name: str, stream: object) -> None:
-        chunks[name] = stream.read()  # type: ignore[attr-defined]
-
-    readers = [
-        threading.Thread(target=drain, args=("out", child.stdout)),
-        threading.Thread(target=drain, args=("err", child.stderr)),
-    ]
-    for reader in readers:
-        reader.start()
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            child.kill()
-            pid, status, usage = os.wait4(child.pid, 0)
-            break
-        time.sleep(0.02)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    for reader in readers:
-        reader.join()
-    child.stdout.close()
-    child.stderr.close()
-    seconds = time.perf_counter() - start
+    with tempfile.NamedTemporaryFile(suffix=".peak") as peak_file:
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    MEASURE,
+                    peak_file.name,
+                    sys.executable,
+                    "-m",
+                    "core",
+                    *args,
+                ],
+                stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{args} ran past {timeout} s")
+        seconds = time.perf_counter() - start
+        peak_kb = int(Path(peak_file.name).read_text() or 0)
     return (
-        child.returncode,
-        chunks["out"].decode("utf-8", "replace"),
-        chunks["err"].decode("utf-8", "replace"),
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
         seconds,
-        usage.ru_maxrss // 1024,
+        peak_kb // 1024,
     )
 
 
