@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from core.boundedio import DEFAULT_MAX_BYTES, MiB, read_json
 from core.errors import UsageError
 from core.fleet.model import FLEET_KIND, FleetRun, NodeResult, natural_key
+from core.fsutil import atomic_write_text
 
 FLEET_FILE = "fleet.json"
 NODE_MAX_BYTES = 16 * MiB  # one node's env JSON (a deep one is about 100 KB)
@@ -129,10 +129,7 @@ def _safe(name: str) -> str:
 
 
 def _write(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
