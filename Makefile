@@ -11,6 +11,8 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint types imports test-core test-gui test-install test-gpu kb bench package clean
 
 $(STAMP): pyproject.toml
+	@echo "Setting up $(VENV): PyTorch ($(TORCH_SPEC), the CPU build unless TORCH_SPEC says otherwise),"
+	@echo "then CUDA Clinic with its GUI (PySide6, pyqtgraph) and its test tools. Only the first time."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -e '.[gui,torch,dev]'

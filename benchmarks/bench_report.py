@@ -24,7 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core.bench.charts import BarChart, Series, render_svg
+from core.bench.charts import BarChart, Series
+from core.bench.svg import render_svg
 from core.env import detect
 from core.kb import match, open_kb
 from core.report import build_report, redact, render

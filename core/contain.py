@@ -1,10 +1,17 @@
-"""Run a command contained: own session, merged output streamed by line, bounded log, hard timeout.
+"""Run a command contained: own session, output streamed by line, bounded, hard timeout.
 
-`cuda-clinic try` runs the user's own command through this. The child leads a new session (so
-its process group is its own); stdout and stderr share one pipe so a traceback keeps its order;
-each line is handed to a callback as it arrives and kept in a bounded head + tail; a timeout or
-a cancel ends the whole group, and a token in the child's environment finds grandchildren that
-left the group (setsid, daemons) so nothing is left running afterwards.
+The one runner for child processes that are not the wizard worker's long-lived child:
+`cuda-clinic try` (the user's command), fleet collection (ssh, srun) and NCCL launches go
+through `run_contained`. The child leads a new session (so its process group is its own); a
+timeout or a cancel ends the whole group, and a token in the child's environment finds
+grandchildren that left the group (setsid, daemons, torchrun's ranks) so nothing is left
+running afterwards (`reap`; `extra_tokens` adds a launcher's own variable).
+
+Two ways to keep the output:
+- `output="lines"` (default): stdout and stderr share one pipe so a traceback keeps its
+  order; each line goes to `on_line` as it arrives and is kept in a bounded head + tail.
+- `output="streams"`: stdout is kept whole up to `max_bytes` (a JSON document; `on_line` sees
+  each stdout line as it arrives) and stderr apart, its last `max_bytes` kept.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 TOKEN_ENV = "CUDA_CLINIC_CONTAIN_TOKEN"
 KILL_GRACE_S = 1.0
@@ -52,6 +59,9 @@ class Outcome:
     marker_s: float | None = None  # when the `until` regex first matched a line
     marker_line: str | None = None
     strays_killed: int = 0
+    stdout: str = ""  # output="streams": stdout, whole up to max_bytes
+    stderr: str = ""  # output="streams": the end of stderr (max_bytes)
+    stdout_truncated: bool = False  # stdout went past max_bytes (what was kept is its start)
 
     @property
     def failed(self) -> bool:
@@ -160,7 +170,58 @@ class _Lines:
             self.on_line(now, text)
 
 
-def _pump(stream: Any, lines: _Lines, lock: threading.Lock) -> None:
+class _Stream:
+    """Keeps a stream's bytes (its start, or its end with `keep="tail"`), handing each complete
+    line to `on_line`."""
+
+    def __init__(
+        self, started: float, limit: int, on_line: LineCallback | None, keep: str = "head"
+    ) -> None:
+        self.started = started
+        self.limit = limit
+        self.on_line = on_line
+        self.keep = keep
+        self.data = bytearray()
+        self.truncated = False
+        self.total = 0
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self.keep == "tail":
+            self.data += chunk
+            if len(self.data) > self.limit:
+                del self.data[: len(self.data) - self.limit]
+                self.truncated = True
+        elif len(self.data) < self.limit:
+            room = self.limit - len(self.data)
+            self.data += chunk[:room]
+            self.truncated = self.truncated or len(chunk) > room
+        else:
+            self.truncated = True
+        if self.on_line is not None:
+            *lines, self._partial = (self._partial + chunk).split(b"\n")
+            if len(self._partial) > self.limit:  # one endless line: hand over what came
+                lines.append(self._partial)
+                self._partial = b""
+            for raw in lines:
+                self._line(raw)
+
+    def close(self) -> None:
+        if self.on_line is not None and self._partial:
+            self._line(self._partial)
+            self._partial = b""
+
+    def _line(self, raw: bytes) -> None:
+        assert self.on_line is not None
+        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        self.on_line(time.monotonic() - self.started, text)
+
+    def text(self) -> str:
+        return bytes(self.data).decode("utf-8", errors="replace")
+
+
+def _pump(stream: Any, lines: _Lines | _Stream, lock: threading.Lock) -> None:
     """Read the merged output until EOF (never blocks the child)."""
     fd = stream.fileno()
     while True:
@@ -200,18 +261,26 @@ def pids_with_token(token: str, variable: str = TOKEN_ENV) -> list[int]:
     return found
 
 
-def reap(pgid: int, token: str | None) -> int:
-    """SIGTERM the group and every process carrying `token`, a grace, then SIGKILL the rest.
+def _tagged(token: str | None, extra: Sequence[tuple[str, str]] = ()) -> set[int]:
+    found = set(pids_with_token(token)) if token else set()
+    for variable, value in extra:
+        found.update(pids_with_token(value, variable))
+    return found
+
+
+def reap(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) -> int:
+    """SIGTERM the group and every process carrying `token` (or an `extra` (variable, token)),
+    a grace, then SIGKILL the rest, each tagged process's own group too (torchrun starts each
+    rank in a session of its own).
 
     Returns how many processes were still running (besides the group leader) when asked.
     """
-    strays = set(pids_with_token(token)) if token else set()
+    strays = _tagged(token, extra)
     strays.discard(pgid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
     for pid in strays:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
+        _signal_tree(pid, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_S
     while time.monotonic() < deadline:
         alive = [p for p in strays if _alive(p)]
@@ -220,10 +289,18 @@ def reap(pgid: int, token: str | None) -> int:
         time.sleep(POLL_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    for pid in set(pids_with_token(token)) if token else set():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    for pid in _tagged(token, extra):
+        _signal_tree(pid, signal.SIGKILL)
     return len(strays)
+
+
+def _signal_tree(pid: int, sig: signal.Signals) -> None:
+    """Signal `pid`'s process group when it leads one of its own, and `pid` itself."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
 
 
 def _exited(pid: int) -> bool:
@@ -284,29 +361,44 @@ def run_contained(
     cancel: threading.Event | None = None,
     until: re.Pattern[str] | None = None,
     stop_at_marker: bool = False,
+    output: Literal["lines", "streams"] = "lines",
+    max_bytes: int = 64 << 20,
+    extra_tokens: Sequence[tuple[str, str]] = (),
+    on_stop: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> Outcome:
     """Run `argv` contained (see the module docstring) and describe how it ended.
 
     Raises OSError when the command cannot be started (the caller words it for the user).
     `stop_at_marker` ends the run (status "stopped") as soon as `until` matched a line.
+    `extra_tokens`: (variable, value) pairs the caller put in `env` to tag what a launcher
+    starts; processes carrying them are ended too. `on_stop(proc)` runs when a timeout, cancel
+    or marker stops a running command, before the group is ended (srun's own cancel).
     """
     token = uuid.uuid4().hex
     child_env = {**(env if env is not None else os.environ), TOKEN_ENV: token}
     started = time.monotonic()
+    streams = output == "streams"
     proc = subprocess.Popen(
         list(argv),
         cwd=str(cwd) if cwd is not None else None,
         env=child_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE if streams else subprocess.STDOUT,
         start_new_session=True,
     )
-    lines = _Lines(started, on_line, until)
+    lines = _Lines(started, None if streams else on_line, until)
+    out = _Stream(started, max_bytes, on_line if streams else None)
+    err = _Stream(started, max_bytes, None, keep="tail")
     lock = threading.Lock()
     assert proc.stdout is not None
-    reader = threading.Thread(target=_pump, args=(proc.stdout, lines, lock), daemon=True)
-    reader.start()
+    readers = [threading.Thread(target=_pump, args=(proc.stdout, out if streams else lines, lock))]
+    if streams:
+        assert proc.stderr is not None
+        readers.append(threading.Thread(target=_pump, args=(proc.stderr, err, lock)))
+    for reader in readers:
+        reader.daemon = True
+        reader.start()
     status = "exited"
     deadline = started + timeout
     while not _exited(proc.pid):
@@ -321,12 +413,15 @@ def run_contained(
             break
         time.sleep(POLL_S)
     wall = time.monotonic() - started
+    if status != "exited" and on_stop is not None:
+        on_stop(proc)
     # Always end the group and the token's tree: a clean exit may leave background children.
-    strays = reap(proc.pid, token)
+    strays = reap(proc.pid, token, extra_tokens)
     proc.wait()
-    reader.join(5.0)
-    if not reader.is_alive():
-        proc.stdout.close()
+    for reader, pipe in zip(readers, (proc.stdout, proc.stderr), strict=False):
+        reader.join(5.0)
+        if not reader.is_alive() and pipe is not None:
+            pipe.close()
     code = proc.returncode
     sig = None
     if status == "exited" and code is not None and code < 0:
@@ -349,4 +444,7 @@ def run_contained(
             marker_s=lines.marker[0] if lines.marker else None,
             marker_line=lines.marker[1] if lines.marker else None,
             strays_killed=strays,
+            stdout=out.text(),
+            stderr=err.text(),
+            stdout_truncated=out.truncated,
         )

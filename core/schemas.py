@@ -22,7 +22,12 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 
 # name -> ("module:Type", what the document is). Keep names the command's or file's name.
-SCHEMAS: dict[str, tuple[str, str]] = {}
+SCHEMAS: dict[str, tuple[str, str]] = {
+    "match": ("core.ops.diagnose:Diagnosis", "cuda-clinic match --json"),
+    "fleet": ("core.fleet.model:FleetRun", "cuda-clinic fleet --json, and the saved fleet.json"),
+    "nccl": ("core.nccl.model:NcclReport", "cuda-clinic nccl --json"),
+    "selftest": ("core.selftest.model:SelftestReport", "cuda-clinic selftest --json"),
+}
 
 
 def register(name: str, target: str, title: str) -> None:

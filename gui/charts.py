@@ -214,7 +214,7 @@ class ChartView(QWidget):
 
     def export_svg(self, path: str) -> None:
         """Save the chart as the same self-contained SVG the reports embed."""
-        from core.bench.charts import render_svg
+        from core.bench.svg import render_svg
 
         if self.chart is None:
             raise ValueError("no chart to export")

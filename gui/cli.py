@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from core.cli import build_parser, dispatch
 from core.paths import restore_child_environment
+from core.pdf import provide as provide_pdf
 
 # The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
 PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "fleet", "report")
@@ -113,9 +115,17 @@ def launch(screenshot: str | None = None, page: str | None = None) -> int:
     return gui_main(screenshot=screenshot, page=page)
 
 
+def _render_pdf(report: Mapping[str, Any]) -> bytes:
+    """The report as PDF through Qt (imported only when a PDF is asked for)."""
+    from gui.report_pdf import render_pdf
+
+    return render_pdf(report)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cuda-clinic` script."""
     restore_child_environment()  # a frozen bundle's library path stays out of children
+    provide_pdf(_render_pdf)  # core renders PDF through the app's renderer, handed over here
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         return launch()

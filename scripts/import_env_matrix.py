@@ -34,7 +34,9 @@ def _secrets(data: dict[str, Any]) -> Secrets:
     secrets = Secrets()
     env = data.get("env_vars") or {}
     home = env.get("HOME")
-    paths = [str((data.get("python") or {}).get("executable") or ""), str(env.get("VIRTUAL_ENV"))]
+    python = data.get("python")
+    executable = python.get("executable") if isinstance(python, dict) else python
+    paths = [str(executable or ""), str(env.get("VIRTUAL_ENV"))]
     for path in paths:
         match = re.match(r"^(/home/[^/]+|/root)(?=/)", path)
         if match and not home:

@@ -7,7 +7,8 @@ import statistics
 import time
 from typing import Any
 
-from core.bench.charts import BarChart, Series, render_svg
+from core.bench.charts import BarChart, Series
+from core.bench.svg import render_svg
 
 
 def measured_chart(chart_id: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from core.answer.build import build_answer, lead_match
+from core.answer.build import build_answer, entry_answer, lead_match
 from core.answer.model import Answer, AnswerFix, Cause, Next, Where, answer_from_dict
 from core.answer.render import render_answer, where_text
 from core.errors import ClinicError
@@ -32,6 +32,7 @@ __all__ = [
     "answer_for",
     "answer_from_dict",
     "build_answer",
+    "entry_answer",
     "lead_match",
     "render_answer",
     "where_text",

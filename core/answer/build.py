@@ -23,7 +23,7 @@ ASYNC_NOTE = (
     "CUDA reports this error late: this is where it surfaced, the failing op may have run "
     "earlier; re-running with CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` does) names its line"
 )
-_LOCAL_RANK = {"verified_here": 0, "located_here": 1}
+LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
 _KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
 NO_MATCH = (
     "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
@@ -55,6 +55,7 @@ def build_answer(
     local: Sequence[AnswerFix] = (),
     history: History | None = None,
     machine: Machine | None = None,
+    where_note: str = "",
 ) -> Answer:
     """The answer for a log and its matches (`MatchReport.to_dict()`).
 
@@ -78,6 +79,8 @@ def build_answer(
     found = find_cause(text.splitlines(), entry.id, [f["function"] for f in frames(text)[-8:]])
     if where is not None and entry.category == "kernel-fault" and not frame:
         where.note = ASYNC_NOTE
+    if where is not None and where_note:
+        where.note = where_note
     fixes = list(local)
     if history is not None:
         fixes += history_fixes(entry, history)
@@ -173,8 +176,10 @@ def _merge(mine: AnswerFix, kb: AnswerFix) -> AnswerFix:
 
 
 def _key(fix: AnswerFix, order: int, lead: bool) -> tuple[int, int, int]:
-    if fix.status in _LOCAL_RANK:
-        return (0, _LOCAL_RANK[fix.status], order)
+    if fix.status == "verified_here":
+        return (0, 0, order)
+    if fix.status == "located_here":  # a diagnosis: it found the line, it is not the change
+        return (1, 0, LOCATED_AFTER + order)
     if fix.status == "failed_here":
         return (3, 0, order)
     return (1, 0 if lead else 1 + _KB_RANK.get(fix.status, 2), order)
@@ -223,4 +228,26 @@ def next_step(
         command=f"cuda-clinic try -- {program}",
         why="after the change, runs your script contained and says whether the error is gone",
         kind="try",
+    )
+
+
+def entry_answer(
+    entry: Entry,
+    *,
+    local: Sequence[AnswerFix] = (),
+    note: str = "",
+    machine: Machine | None = None,
+) -> Answer:
+    """The answer for a KB entry without a log (the wizard's Fix step): its general cause, the
+    fixes a run on this machine judged (`local`), then the KB's; `note` says why nothing was
+    verified here when nothing ran."""
+    return Answer(
+        entry=entry.id,
+        title=entry.title,
+        cause=_cause(entry, None, {}),
+        fixes=rank(local, entry_fixes(entry), machine),
+        next=next_step(entry, None, "", machine),
+        note=note,
+        origin=entry.origin,
+        basis="entry",
     )

@@ -133,6 +133,7 @@ class Answer(_Model, kw_only=True):
     next: Next | None = None
     note: str = ""  # e.g. the headline error masks an earlier one
     origin: str = "bundled"  # "user": the entry is the user's own (a --kb-extra pack)
+    basis: Literal["log", "entry"] = "log"  # "entry": no log (a wizard's Fix step)
 
     @property
     def best(self) -> AnswerFix | None:

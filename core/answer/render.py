@@ -59,7 +59,7 @@ def render_answer(answer: Answer) -> str:
         out += _block("Your line:", where_text(answer))
         if answer.where.note:
             out += _block("", f"({answer.where.note})")
-    else:
+    elif answer.basis == "log":
         out += _block("Your line:", "the log shows no frame of your own code")
     best = answer.best
     if best is not None:

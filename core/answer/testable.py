@@ -7,20 +7,9 @@ reports; read without importing torch), the same facts that gate the wizards.
 from __future__ import annotations
 
 from core.answer.model import AnswerFix
-from core.wizard.availability import Machine
+from core.wizard.availability import Machine, cuda_reason
 
 __all__ = ["Machine", "cuda_reason", "scenario_blocked", "untestable_reason"]
-
-
-def cuda_reason(machine: Machine) -> str:
-    """Why nothing CUDA can run with this machine's target interpreter ('' when it can)."""
-    if not machine.torch:
-        return "torch is not installed in the target interpreter"
-    if not machine.torch_cuda:
-        return f"torch {machine.torch} here is a CPU-only build, so CUDA and cuDNN are never used"
-    if machine.gpus == 0:
-        return "no CUDA GPU is visible here (the NVIDIA driver reports none)"
-    return ""
 
 
 def untestable_reason(fix: AnswerFix, machine: Machine) -> str:

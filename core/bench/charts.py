@@ -221,10 +221,3 @@ def compare_chart(
 def build_charts(payload: dict[str, Any]) -> list[BarChart]:
     """Every chart of one sweep: time per group, then share of peak per group."""
     return [*time_charts(payload), *peak_charts(payload)]
-
-
-def render_svg(chart: BarChart, theme: str = "light") -> str:
-    """The chart as a self-contained SVG document (see `core.bench.svg`)."""
-    from core.bench.svg import render
-
-    return render(chart, theme)

@@ -56,7 +56,7 @@ def _write_charts(directory: Path | None, charts: list[Any]) -> list[Path]:
     """Write each chart as `<id>-light.svg` and `<id>-dark.svg`; returns the paths."""
     if directory is None:
         return []
-    from core.bench.charts import render_svg
+    from core.bench.svg import render_svg
     from core.fsutil import atomic_write_text
 
     check_charts_dir(directory)
@@ -99,12 +99,13 @@ def _progress(event: dict[str, Any]) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     """Run one sweep, print it, write charts; exit 1 when some configuration failed."""
-    from core.bench import run_sweep
     from core.bench.charts import build_charts
     from core.bench.render import render_sweep
 
     check_charts_dir(args.charts)  # a bad --charts fails before minutes of sweeping
-    payload = run_sweep(
+    from core.ops.bench import bench
+
+    payload = bench(
         args.bench_action,
         quick=args.quick,
         python=args.python,

@@ -224,3 +224,8 @@ def _bar(
             canvas.line(x_of(edge), mid - 4, x_of(edge), mid + 4, color="fg", width=1.2)
         label_x = max(end, x_of(high))
     canvas.text(label_x + 5, y + BAR_H - 3, _value(value), size=10)
+
+
+def render_svg(chart: BarChart, theme: str = "light") -> str:
+    """The chart as a self-contained SVG document (`render`, by the name callers know)."""
+    return render(chart, theme)

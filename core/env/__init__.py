@@ -50,8 +50,9 @@ def detect(
 ) -> Environment:
     """Probe the target interpreter (default: this one) and return the Environment with findings.
 
-    Quick mode reads files and NVML and never imports torch; deep mode also imports torch in
-    a child process, runs tiny GPU operations and reads which libraries got loaded. Raises
+    Quick mode reads files and NVML and never imports torch; deep mode also imports torch
+    (once) in a child process, runs tiny GPU operations on every GPU at once and reads which
+    libraries got loaded, while the quick child reads NVLink, ECC and P2P state. Raises
     TargetPythonError for an interpreter that cannot be run; probe failures become findings.
     Setting `cancel` kills the probes' process groups within about 0.1 s and raises
     core.env.runner.CheckCancelledError.
@@ -72,10 +73,9 @@ def detect(
         raise TargetPythonError(f"the probe failed in {target}: {quick.error}")
     multi = None
     if deep:
-        from core.env.multigpu import collect, gpu_count
+        from core.env.multigpu import section_from_probes
 
-        count = gpu_count(quick.data, deep_result(deep_run))
-        multi = collect(target, count, cancel=cancel) if count else None
+        multi = section_from_probes(quick.data, deep_result(deep_run))
     return assemble(quick.data, deep_result(deep_run), status, deep=deep, multi_gpu=multi)
 
 

@@ -365,6 +365,8 @@ def build(
         toolkits=dict(quick.get("toolkits") or {}),
         toolchain=dict(quick.get("toolchain") or {}),
         packages=dict(quick.get("packages") or {}),
+        libraries=dict(quick.get("libraries") or {}),
+        ecosystem=dict(quick.get("ecosystem") or {}),
         env_vars=dict(quick.get("env") or {}),
         probe=status,
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from core.env.checks_ecosystem import check_packages_gpu
+from core.env.checks_files import check_damaged, check_loader
 from core.env.checks_libs import check_cudnn, check_env_vars, check_gpus, check_packages
 from core.env.checks_multi import check_multi_gpu
 from core.env.checks_stack import (
@@ -14,10 +16,12 @@ from core.env.checks_stack import (
     check_variables,
     kb_for,
 )
+from core.env.checks_toolchain import check_container, check_triton
 from core.env.compat import arch_support, cuda_compat, version_tuple
 from core.env.model import Environment, Finding
 from core.env.remedy import best_install, cublas_remedy, cudnn_remedy
 from core.env.rootcause import order
+from core.env.settings import check_settings
 
 Check = Callable[[Environment], list[Finding]]
 
@@ -295,20 +299,43 @@ def check_toolkit(env: Environment) -> list[Finding]:
 
 
 def check_probe(env: Environment) -> list[Finding]:
-    """Probe failures: a deep child that died or timed out, a quick section that failed."""
+    """Probe failures: a deep child that died or timed out, a quick section that failed.
+
+    A child killed by a signal is never left unexplained: the step, the signal and what it
+    means, the most likely cause among what the quick probe saw, and how to confirm it."""
     out: list[Finding] = []
     deep = env.probe.get("deep") or {}
     if deep.get("error") and not env.torch.import_error:
+        from core.env.crash import explain
+
+        crash = explain(env, deep)
         stage = deep.get("last_stage")
-        out.append(
-            Finding(
-                "probe.deep-failed",
-                "error",
-                f"The deep probe {deep['error']}" + (f" during '{stage}'." if stage else "."),
-                "Run the same step by hand in this environment; a crash inside a GPU "
-                "library usually points at a broken driver or library copy.",
+        if crash is None:
+            out.append(
+                Finding(
+                    "probe.deep-failed",
+                    "error",
+                    f"The deep probe {deep['error']}" + (f" during '{stage}'." if stage else "."),
+                    "Run the same step by hand in this environment to see what it prints.",
+                )
             )
-        )
+        else:
+            cause = (
+                f" Most likely cause: {crash.cause}."
+                if crash.cause
+                else " Nothing the quick check saw explains it."
+            )
+            out.append(
+                Finding(
+                    "probe.deep-failed",
+                    "error",
+                    f"The deep probe was killed by {crash.signal} during '{crash.step}' "
+                    f"({crash.signal}: {crash.meaning}).{cause}",
+                    f"Confirm it by running the step alone: {crash.confirm}",
+                    evidence=crash.faulthandler,
+                    caused_by=crash.root,
+                )
+            )
     for section, error in (env.probe.get("quick_errors") or {}).items():
         out.append(
             Finding(
@@ -325,6 +352,8 @@ def all_checks() -> list[Check]:
     """Every check, in display order of their topics."""
     return [
         check_probe,
+        check_damaged,
+        check_loader,
         check_driver,
         check_torch,
         check_cuda_versions,
@@ -333,11 +362,15 @@ def all_checks() -> list[Check]:
         check_cudnn_runtime,
         check_cudnn,
         check_alloc_conf,
+        check_settings,
         check_env_vars,
         check_variables,
         check_gpus,
         check_toolkit,
         check_packages,
+        check_packages_gpu,
+        check_triton,
+        check_container,
         check_multi_gpu,
     ]
 

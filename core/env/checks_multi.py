@@ -241,9 +241,11 @@ def _nccl(
                 "Unset the variable that points at the other NCCL unless you meant it.",
             )
         )
+    from core.env.settings import strtoll_reads
+
     for name in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"):
         value = env_vars.get(name)
-        if value and value.strip() not in {"0", ""}:
+        if value and strtoll_reads(value):  # how NCCL reads it: "true" is 0, not a yes
             out.append(
                 Finding(
                     f"multi-gpu.{name.lower().replace('_', '-')}",

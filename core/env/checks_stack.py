@@ -10,7 +10,8 @@ from core.env.remedy import cudnn_remedy, path_route
 
 _INCOMPATIBLE = re.compile(r"cuDNN version incompatibility", re.IGNORECASE)
 _ALLOC_CONF = re.compile(
-    r"allocator (?:config|option)|CachingAllocator|PYTORCH_CUDA_ALLOC_CONF|expandable_segments",
+    r"allocator (?:config|option)|CachingAllocator|PYTORCH_CUDA_ALLOC_CONF|expandable_segments"
+    r"|ConfigTokenizer|AllocatorConfig",
     re.IGNORECASE,
 )
 # Variables people set to debug and forget: what each one costs.
@@ -105,66 +106,35 @@ def check_cudnn_parts(env: Environment) -> list[Finding]:
     return out
 
 
-# The caching allocator's options (c10/cuda/CUDAAllocatorConfig, c10/core/AllocatorConfig).
-ALLOC_CONF_KEYS = frozenset(
-    {
-        "backend",
-        "expandable_segments",
-        "garbage_collection_threshold",
-        "graph_capture_record_stream_reuse",
-        "max_non_split_rounding_mb",
-        "max_split_size_mb",
-        "per_process_memory_fraction",
-        "pinned_num_register_threads",
-        "pinned_reserve_segment_size_mb",
-        "pinned_use_background_threads",
-        "pinned_use_cuda_host_register",
-        "pinned_use_host_register",
-        "release_lock_on_cudamalloc",
-        "roundup_power2_divisions",
-    }
-)
-
-
-def _unknown_alloc_keys(value: str) -> list[str]:
-    """The option names in an allocator setting that torch does not define."""
-    keys = [part.split(":", 1)[0].strip() for part in value.split(",") if part.strip()]
-    return [k for k in keys if k not in ALLOC_CONF_KEYS]
-
-
 def check_alloc_conf(env: Environment) -> list[Finding]:
-    """A malformed PYTORCH_CUDA_ALLOC_CONF that torch rejects at its first CUDA allocation."""
-    value = env.env_vars.get("PYTORCH_CUDA_ALLOC_CONF") or env.env_vars.get("PYTORCH_ALLOC_CONF")
+    """A malformed PYTORCH_CUDA_ALLOC_CONF: torch refuses it at its first CUDA allocation."""
+    from core.env.allocconf import problems
+
+    name = "PYTORCH_CUDA_ALLOC_CONF"
+    value = env.env_vars.get(name)
+    if value is None:
+        name, value = "PYTORCH_ALLOC_CONF", env.env_vars.get("PYTORCH_ALLOC_CONF")
     if value is None:
         return []
     error = _first_error(env, _ALLOC_CONF)
-    if error is None:
-        unknown = _unknown_alloc_keys(value)
-        if not unknown:
-            return []
-        died = (env.probe.get("deep") or {}).get("error")
-        return [
-            Finding(
-                "env.alloc-conf-invalid",
-                "error" if died else "warning",
-                f"PYTORCH_CUDA_ALLOC_CONF={value!r} has option(s) torch does not know: "
-                f"{', '.join(unknown)}"
-                + (f"; with it set, the deep probe {died}." if died else "."),
-                "Unset it, or fix the option (comma-separated key:value pairs such as "
-                "expandable_segments:True).",
-                command="unset PYTORCH_CUDA_ALLOC_CONF",
-            )
-        ]
+    wrong = problems(value)
+    if error is None and not wrong:
+        return []
+    said = "; ".join(wrong) if wrong else "torch refuses it"
+    died = (env.probe.get("deep") or {}).get("error")
+    consequence = "torch raises at its first CUDA allocation, so every CUDA allocation fails" + (
+        f" (with it set, the deep probe {died})" if died and not error else ""
+    )
     return [
         Finding(
             "env.alloc-conf-invalid",
             "error",
-            f"torch rejects PYTORCH_CUDA_ALLOC_CONF={value!r}, so every CUDA allocation fails.",
+            f"{name}={value!r} is malformed: {said}. {consequence}.",
             "Unset it, or fix the option (comma-separated key:value pairs such as "
             "expandable_segments:True).",
-            command="unset PYTORCH_CUDA_ALLOC_CONF",
-            evidence=error.text,
-            kb=kb_for(error.text),
+            command=f"unset {name}",
+            evidence=error.text if error else "",
+            kb=kb_for(error.text) if error else "",
         )
     ]
 

@@ -36,19 +36,19 @@ def run(args: argparse.Namespace) -> int:
     """Detect, print (human or JSON), exit 1 if any finding is an error."""
     import json
 
-    from core.env import detect, render_human
+    from core.env import render_human
+    from core.ops.env import check_env, open_saved_env
 
     if getattr(args, "from_file", None):
-        from core.env.saved import load_saved, rederive
         from core.errors import UsageError
 
         if args.deep or args.python:
             raise UsageError(
                 "--from reads a saved environment; it cannot be combined with --deep or --python"
             )
-        env = rederive(load_saved(args.from_file))
+        _saved, env = open_saved_env(args.from_file)
     else:
-        env = detect(python=args.python, deep=args.deep)
+        env = check_env(args.python, deep=args.deep)
     if args.json:
         print(json.dumps(env.to_dict(), indent=2))
     else:

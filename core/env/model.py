@@ -262,6 +262,10 @@ class Environment:
     toolkits: dict[str, Any] = field(default_factory=dict)
     toolchain: dict[str, Any] = field(default_factory=dict)  # gcc/clang --version, first line
     packages: dict[str, Any] = field(default_factory=dict)
+    # Damaged library files in the search path and LD_PRELOAD's entries (quick probe).
+    libraries: dict[str, Any] = field(default_factory=dict)
+    # GPU-ecosystem packages, Triton's toolchain, the container (quick probe).
+    ecosystem: dict[str, Any] = field(default_factory=dict)
     env_vars: dict[str, str] = field(default_factory=dict)
     probe: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)

@@ -1,52 +1,83 @@
 """The multi-GPU section of `env --deep`: NVML links and health, peer access, NCCL as loaded.
 
-Two child probes: `nvml_links` in the app's own interpreter (nvidia-ml-py is our dependency and
-NVML is system-wide) and `peers` in the target interpreter (it imports torch). Their JSON is
-turned into the `multi_gpu` section by `build_section`, a pure function that the tests feed with
-recorded or synthetic probe output.
+No child of its own: the quick probe reads NVLink, ECC, throttle and P2P state through NVML
+(`--links`, while the deep probe imports torch) and the deep probe asks torch for peer access
+and NCCL with the one torch import it makes. `section_from_probes` turns their JSON into the
+`multi_gpu` section; `build_section`, a pure function, is what the tests feed with recorded or
+synthetic probe output (older recordings kept the `nvml_links` and `peers` children's output).
 """
 
 from __future__ import annotations
 
-import sys
 import threading
-import time
 from typing import Any
 
+from core.env.probe.nvml_links import generation
+
 NVML_TIMEOUT_S = 30.0
-PEERS_TIMEOUT_S = 120.0
 
 
 def run_probe(
     python: str, name: str, timeout: float, cancel: threading.Event | None = None
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """(JSON or None, how the child ended); the child runs in its own process group.
-    Setting `cancel` kills it and raises core.env.runner.CheckCancelledError."""
-    from core.env.runner import _finish, _kill_group, _start
+    """(JSON or None, how the child ended) of probe script `name`, run contained.
+    Setting `cancel` ends it and raises core.env.runner.CheckCancelledError."""
+    from core.env.runner import run_probe as run
 
-    started = time.perf_counter()
-    proc = _start(python, name)
-    try:
-        run = _finish(proc, name, started, timeout, cancel)
-    finally:
-        if proc.poll() is None:
-            _kill_group(proc)
-        if proc.stdout is not None and not proc.stdout.closed:
-            proc.communicate()
-    return run.data, run.status()
+    result = run(python, name, timeout, cancel)
+    return result.data, result.status()
 
 
-def collect(
-    target: str, gpu_count: int, peers: bool = True, cancel: threading.Event | None = None
-) -> dict[str, Any]:
-    """Run the probes (peers only with two GPUs or more) and build the section."""
-    links, links_status = run_probe(sys.executable, "nvml_links", NVML_TIMEOUT_S, cancel)
-    peer_data, peer_status = (None, None)
-    if peers and gpu_count >= 2:
-        peer_data, peer_status = run_probe(target, "peers", PEERS_TIMEOUT_S, cancel)
-    section = build_section(links, peer_data)
-    section["probes"] = {"nvml_links": links_status, "peers": peer_status}
-    return section
+def peers_from_deep(deep: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the deep probe's torch said about the GPUs together, in the section's shape."""
+    torch = (deep or {}).get("torch") or {}
+    if not torch:
+        return None
+    if not torch.get("imported"):
+        return {"import_error": torch.get("import_error") or "the torch import failed"}
+    peers = torch.get("peers") or {}
+    devices = []
+    for dev in torch.get("devices") or []:
+        cc = dev.get("compute_capability")
+        devices.append(
+            {
+                "index": dev.get("index"),
+                "name": dev.get("name"),
+                "compute_capability": f"{cc[0]}.{cc[1]}" if isinstance(cc, list) else cc,
+                "memory_total_mb": dev.get("memory_total_mb"),
+            }
+        )
+    loaded = [r.get("path") for r in (deep or {}).get("loaded") or [] if r.get("family") == "nccl"]
+    return {
+        "cuda_available": torch.get("is_available"),
+        "device_count": torch.get("device_count"),
+        "devices": devices,
+        "peer_access": peers.get("peer_access") or [],
+        "nccl_backend_available": peers.get("nccl_backend_available"),
+        "nccl_version": torch.get("nccl_version"),
+        "nccl_loaded": [p for p in loaded if p],
+        "errors": peers.get("errors") or {},
+    }
+
+
+def section_from_probes(
+    quick: dict[str, Any], deep: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The section from one deep run's probes, or None without a GPU to describe."""
+    if not gpu_count(quick, deep):
+        return None
+    nvml = quick.get("nvml") or {}
+    links = nvml.get("links")
+    if links is None:
+        reason = nvml.get("error") or "not read"
+        if nvml.get("error_message"):
+            reason += f" ({nvml['error_message']})"
+        links = {"error": f"NVML unavailable: {reason}", "gpus": [], "p2p": []}
+    peers = peers_from_deep(deep)
+    torch_count = int(((deep or {}).get("torch") or {}).get("device_count") or 0)
+    return build_section(
+        links, peers if torch_count >= 2 or (peers or {}).get("import_error") else None
+    )
 
 
 def _link_summary(gpu: dict[str, Any], bus_to_index: dict[str, int]) -> dict[str, Any]:
@@ -58,7 +89,7 @@ def _link_summary(gpu: dict[str, Any], bus_to_index: dict[str, int]) -> dict[str
         target = bus_to_index.get(remote) if remote else None
         name = f"GPU {target}" if target is not None else "switch or other"
         peers[name] = peers.get(name, 0) + 1
-    versions = sorted({int(v) for v in (link.get("version") for link in active) if v is not None})
+    versions = sorted({v for v in (_generation(gpu, link) for link in active) if v})
     return {
         "total": len(links),
         "active": len(active),
@@ -66,6 +97,18 @@ def _link_summary(gpu: dict[str, Any], bus_to_index: dict[str, int]) -> dict[str
         "versions": versions,
         "to": peers,
     }
+
+
+def _generation(gpu: dict[str, Any], link: dict[str, Any]) -> str | None:
+    """The NVLink version as the hardware has it ("4.0" for an H100), from NVML's enum value.
+
+    Recordings before the mapping kept only the raw value; where the architecture NVML reports
+    ships another generation than the value maps to, the architecture's is the truth."""
+    found = link.get("generation") or generation(link.get("version"))
+    expected = gpu.get("expected_nvlink")
+    if found and isinstance(expected, int) and int(float(found)) != expected:
+        return f"{expected}.0"
+    return found
 
 
 def _bus_key(bus_id: str | None) -> str | None:

@@ -129,6 +129,18 @@ def _without(value: str, folder: str, sep: str, dirname: bool) -> str:
     return (sep or " ").join(keep)
 
 
+def drop_from_path(env: Environment, variable: str, folder: str) -> str:
+    """`export VAR=...` without `folder` (or `unset VAR` when nothing is left), for
+    LD_LIBRARY_PATH (folders) and LD_PRELOAD (files, matched by their folder or path)."""
+    value = env.env_vars.get(variable, "")
+    if variable == "LD_PRELOAD":
+        parts = value.replace(":", " ").split()
+        rest = " ".join(p for p in parts if os.path.realpath(p) != os.path.realpath(folder))
+    else:
+        rest = _without(value, folder, ":", dirname=False)
+    return f"export {variable}={shlex.quote(rest)}" if rest else f"unset {variable}"
+
+
 def _cudnn_wheel(env: Environment) -> tuple[str, str] | None:
     """(wheel name, version) of the cuDNN wheel the installed torch declares, or from the table."""
     for name, version in env.torch.declared.items():

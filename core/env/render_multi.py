@@ -14,10 +14,16 @@ def _row(label: str, value: str) -> str:
 def _link_text(link: dict[str, Any]) -> str:
     if not link.get("total"):
         return "no NVLink"
-    version = "/".join(str(v) for v in link.get("versions") or []) or "?"
+    version = "/".join(_short(v) for v in link.get("versions") or []) or "?"
     to = ", ".join(f"{n} to {peer}" for peer, n in sorted((link.get("to") or {}).items()))
     down = f", DOWN: {link['inactive']}" if link.get("inactive") else ""
-    return f"NVLink{version} {link['active']}/{link['total']} up ({to or 'no peer'}){down}"
+    return f"NVLink {version} {link['active']}/{link['total']} up ({to or 'no peer'}){down}"
+
+
+def _short(version: object) -> str:
+    """ "4.0" -> "4", "2.2" stays (NVIDIA names generations 1 to 6, and versions 2.2 and 3.1)."""
+    text = str(version)
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _health_text(gpu: dict[str, Any]) -> str:

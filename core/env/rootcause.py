@@ -33,11 +33,29 @@ class Rule:
 
 # In priority order: when several roots are present, the earlier rule's root comes first.
 RULES: tuple[Rule, ...] = (
+    # A container started without its GPU: no driver, no GPU, no CUDA are what follows.
+    Rule(
+        "cuda.container-gpu-not-visible",
+        suppress=(*_CUDA_USE, "driver.not-found", "driver.library-missing", "gpu.none"),
+    ),
     Rule("driver.library-missing", suppress=_CUDA_USE),
     Rule("driver.not-found", suppress=_CUDA_USE),
     Rule("driver.not-loaded", suppress=_CUDA_USE),
     Rule("driver.version-mismatch", suppress=_CUDA_USE),
     Rule("driver.no-permission", suppress=_CUDA_USE),
+    # A damaged library copy: the crash, the failed ops and the unreadable version are its doing.
+    Rule(
+        "lib.damaged-copy",
+        suppress=("torch.op-failed", "cudnn.unreadable"),
+        demote=(
+            "probe.deep-failed",
+            "cudnn.mixed-sublibraries",
+            "cudnn.unexpected-copy",
+            "cudnn.runtime-incompatible",
+            "torch.import-error",
+        ),
+        demote_to="warning",
+    ),
     # A malformed allocator setting can make torch fail at import or at CUDA init already.
     Rule(
         "env.alloc-conf-invalid",

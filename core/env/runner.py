@@ -1,5 +1,11 @@
 """Run the probe scripts in the target interpreter (quick and deep side by side), collect JSON.
 
+Each probe runs through core.contain (the one contained runner): its own session, output merged
+and kept as a bounded head and tail, a hard timeout that ends the whole process tree, cancel.
+The probe writes its JSON to a file of ours (`--out`), read back with a size limit, so neither a
+flood of output nor a huge answer from a hostile interpreter costs more than a bounded amount
+of memory.
+
 The probes run as `python SCRIPT` with no -I/-E/-s: the user's own programs see their user
 site-packages and PYTHONPATH, so the diagnosis must too (a `pip install --user` torch is a real
 cause of "wrong torch"). Each probe drops its own folder from sys.path before looking at torch.
@@ -8,27 +14,35 @@ cause of "wrong torch"). Each probe drops its own folder from sys.path before lo
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
+import re
+import shutil
+import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.boundedio import loads_json
+from core.contain import Outcome, run_contained
 from core.env.probe import script_path
 from core.errors import ClinicError, InputError
 
 QUICK_TIMEOUT_S = 60.0
 # The first CUDA call can JIT-compile PTX for minutes on a new GPU; beyond this we give up.
 DEEP_TIMEOUT_S = 180.0  # core.env.DEEP_TIMEOUT_S mirrors it
+MAX_JSON_BYTES = 32 * 1024 * 1024  # a real probe answer is well under 1 MiB
 _STAGE = "cuda-clinic-stage: "
-# How often a wait looks at its cancel event: a cancelled check ends within about this long.
-POLL_S = 0.1
+_DONE = "cuda-clinic-done: "
+# The dynamic loader's own complaints, printed by every process it starts.
+LOADER_MESSAGE = re.compile(
+    r"^(?:ERROR: )?ld\.so: object '.*' from .* cannot be preloaded"
+    r"|error while loading shared libraries"
+    r"|^.*: /\S+: version `[^']+' not found"
+    r"|^/\S*ld-linux\S*: "
+)
 
 
 class CheckCancelledError(ClinicError):
-    """The check was cancelled; every probe child's process group has been killed."""
+    """The check was cancelled; every probe child's process tree has been ended."""
 
 
 @dataclass
@@ -38,104 +52,110 @@ class ProbeRun:
     name: str
     data: dict[str, Any] | None = None
     returncode: int | None = None
+    signal: str | None = None
     timed_out: bool = False
     seconds: float = 0.0
     error: str | None = None
     last_stage: str | None = None
+    running: list[str] = field(default_factory=list)  # steps begun and never finished
     stderr_tail: list[str] = field(default_factory=list)
+    loader_messages: list[str] = field(default_factory=list)
+    output_lines: int = 0
 
     def status(self) -> dict[str, Any]:
         """How the child ended, for the `probe` section of the env JSON."""
         return {
             "returncode": self.returncode,
+            "signal": self.signal,
             "timed_out": self.timed_out,
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "last_stage": self.last_stage,
+            "running": self.running,
             "stderr_tail": self.stderr_tail,
+            "loader_messages": self.loader_messages,
         }
 
 
-def _start(python: str, name: str) -> subprocess.Popen[str]:
-    """Start a probe by path in its own session, so a timeout can kill everything it started."""
-    return subprocess.Popen(
-        [python, str(script_path(name))],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+def read_stages(lines: list[str]) -> tuple[str | None, list[str]]:
+    """(the last step begun, the steps begun and not finished, in order) from the markers."""
+    begun: list[str] = []
+    done: set[str] = set()
+    for line in lines:
+        if line.startswith(_STAGE):
+            begun.append(line[len(_STAGE) :])
+        elif line.startswith(_DONE):
+            done.add(line[len(_DONE) :])
+    open_steps = [s for s in begun if s not in done]
+    return (begun[-1] if begun else None), list(dict.fromkeys(open_steps))
 
 
-def _finish(
-    proc: subprocess.Popen[str],
+def loader_messages(lines: list[str]) -> list[str]:
+    """The dynamic loader's messages among a child's output lines, each once."""
+    return list(dict.fromkeys(line.strip() for line in lines if LOADER_MESSAGE.search(line)))[:10]
+
+
+def _read_json(path: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(the probe's JSON object, or why there is none); never reads more than MAX_JSON_BYTES."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None, None
+    if size > MAX_JSON_BYTES:
+        return None, f"the probe wrote {size:,} bytes of JSON (more than {MAX_JSON_BYTES:,})"
+    try:  # depth-checked too: a hostile interpreter's JSON is one error, not a RecursionError
+        with open(path, "rb") as fh:
+            data = loads_json(fh.read(MAX_JSON_BYTES + 1), name=path, what="probe output")
+    except (OSError, InputError):
+        return None, "the probe printed no valid JSON"
+    if not isinstance(data, dict):
+        return None, "the probe printed no JSON object"
+    return data, None
+
+
+def _describe(outcome: Outcome, timeout: float) -> str | None:
+    if outcome.status == "timed_out":
+        return f"timed out after {timeout:.0f} s"
+    if outcome.signal:
+        return f"killed by {outcome.signal}"
+    if outcome.exit_code not in (0, None):
+        return f"exited with status {outcome.exit_code}"
+    return None
+
+
+def run_probe(
+    python: str,
     name: str,
-    started: float,
     timeout: float,
     cancel: threading.Event | None = None,
+    args: tuple[str, ...] = (),
 ) -> ProbeRun:
-    """Wait for a probe (killing its process group on timeout or cancel) and parse its JSON."""
-    run = ProbeRun(name=name)
-    out, err, run.timed_out = _wait(proc, started, timeout, cancel)
-    run.seconds = time.perf_counter() - started
-    run.returncode = proc.returncode
-    lines = err.splitlines()
-    stages = [line[len(_STAGE) :] for line in lines if line.startswith(_STAGE)]
-    run.last_stage = stages[-1] if stages else None
-    run.stderr_tail = [line for line in lines if not line.startswith(_STAGE)][-15:]
-    if run.timed_out:
-        run.error = f"timed out after {timeout:.0f} s"
-    elif proc.returncode != 0:
-        run.error = _describe_exit(proc.returncode)
-    try:  # depth-checked: a hostile interpreter's output is one error, not a RecursionError
-        run.data = loads_json(out, name=name, what="probe output") if out.strip() else None
-    except InputError:
-        run.error = run.error or "the probe printed no valid JSON"
-    if run.data is None and run.error is None:
-        run.error = "the probe printed nothing"
-    return run
-
-
-def _wait(
-    proc: subprocess.Popen[str], started: float, timeout: float, cancel: threading.Event | None
-) -> tuple[str, str, bool]:
-    """(stdout, stderr, timed_out) once `proc` ends; CheckCancelledError once `cancel` is set.
-
-    With a cancel event the wait is sliced into POLL_S pieces; communicate() may be retried
-    after TimeoutExpired without losing output."""
-    while True:
-        if cancel is not None and cancel.is_set():
-            _kill_group(proc)
-            proc.communicate()
-            raise CheckCancelledError("the environment check was cancelled")
-        remaining = timeout - (time.perf_counter() - started)
-        piece = max(0.1, remaining) if cancel is None else POLL_S
-        try:
-            out, err = proc.communicate(timeout=piece)
-        except subprocess.TimeoutExpired:
-            if cancel is None or time.perf_counter() - started >= timeout:
-                _kill_group(proc)
-                out, err = proc.communicate()
-                return out, err, True
-        else:
-            return out, err, False
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with status {code}"
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """Run probe script `name` contained; CheckCancelledError once `cancel` is set."""
+    folder = tempfile.mkdtemp(prefix="cuda-clinic-probe-")
+    out_path = os.path.join(folder, f"{name}.json")
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+        outcome = run_contained(
+            [python, str(script_path(name)), *args, "--out", out_path],
+            timeout=timeout,
+            cancel=cancel,
+        )
+        data, json_error = _read_json(out_path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if outcome.status == "cancelled":
+        raise CheckCancelledError("the environment check was cancelled")
+    lines = [text for _t, text in outcome.lines()]
+    run = ProbeRun(name=name, data=data, seconds=outcome.wall_s, output_lines=outcome.lines_total)
+    run.returncode = outcome.exit_code if outcome.signal is None else None
+    run.signal = outcome.signal
+    run.timed_out = outcome.status == "timed_out"
+    run.last_stage, run.running = read_stages(lines)
+    run.stderr_tail = [x for x in lines if not x.startswith((_STAGE, _DONE))][-15:]
+    run.loader_messages = loader_messages(lines)
+    run.error = _describe(outcome, timeout)
+    if run.data is None:
+        run.error = run.error or json_error or "the probe printed nothing"
+    return run
 
 
 def run_probes(
@@ -144,18 +164,29 @@ def run_probes(
     deep_timeout: float = DEEP_TIMEOUT_S,
     cancel: threading.Event | None = None,
 ) -> tuple[ProbeRun, ProbeRun | None]:
-    """Run the quick probe, and the deep one at the same time when asked. Never raises for them,
-    except CheckCancelledError once `cancel` is set (both process groups are killed first)."""
-    started = time.perf_counter()
-    quick_proc = _start(python, "quick")
-    deep_proc = _start(python, "deep") if deep else None
-    try:
-        quick = _finish(quick_proc, "quick", started, QUICK_TIMEOUT_S, cancel)
-        deep_run = _finish(deep_proc, "deep", started, deep_timeout, cancel) if deep_proc else None
-    finally:
-        for proc in (quick_proc, deep_proc):
-            if proc is not None and proc.poll() is None:
-                _kill_group(proc)
-            if proc is not None and proc.stdout is not None and not proc.stdout.closed:
-                proc.communicate()  # reap it and close its pipes (no ResourceWarning later)
-    return quick, deep_run
+    """Run the quick probe, and the deep one at the same time when asked (the quick one then
+    also reads NVLink/ECC/P2P). Never raises for them, except OSError when the interpreter
+    cannot be started and CheckCancelledError once `cancel` is set (both trees ended first)."""
+    results: dict[str, ProbeRun | BaseException] = {}
+
+    def work(name: str, timeout: float, args: tuple[str, ...]) -> None:
+        try:
+            results[name] = run_probe(python, name, timeout, cancel, args)
+        except BaseException as exc:  # re-raised in the caller's thread
+            results[name] = exc
+
+    jobs = [("quick", QUICK_TIMEOUT_S, ("--links",) if deep else ())]
+    if deep:
+        jobs.append(("deep", deep_timeout, ()))
+    threads = [threading.Thread(target=work, args=job, name=f"probe-{job[0]}") for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for name, _t, _a in jobs:
+        if isinstance(results[name], BaseException):
+            raise results[name]  # type: ignore[misc]
+    quick = results["quick"]
+    deep_run = results.get("deep")
+    assert isinstance(quick, ProbeRun)
+    return quick, deep_run if isinstance(deep_run, ProbeRun) else None

@@ -8,9 +8,12 @@ API (the `cuda-clinic fleet` command, the GUI's Fleet page and the report use it
                       progress=lambda done, total, failed: ...)
     run = collect_srun(["-N", "16", "-p", "gpu"], timeout=120)
     run = load_fleet("saved/")            # a folder of env JSONs, or a saved fleet.json
-    analysis = analyze(run)               # majority, outliers (most relevant first), failures
-    data = run.to_dict(analysis)          # the fleet JSON (kind "cuda-clinic-fleet")
-    save_fleet(run, "saved/", analysis)   # saved/<node>.json + saved/fleet.json
+    analysis = analyze(run)               # FleetAnalysis: majority, outliers, failures
+    run = msgspec.structs.replace(run, analysis=analysis)   # the fleet JSON (a FleetRun)
+    save_fleet(run, "saved/")             # saved/<node>.json + saved/fleet.json
+
+`core.ops.fleet.fleet(...)` does all of it for the CLI; the app opens saved runs through
+`core.ops.fleet.open_section`.
 """
 
 from __future__ import annotations

@@ -10,34 +10,22 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
 
-from core.boundedio import (
-    MiB,
-    iter_lines,
-    read_bytes,
-    read_stream_head,
-    read_stream_tail,
-    size_text,
-)
+from core.boundedio import MiB, read_bytes
+from core.contain import run_contained
 from core.errors import UsageError
-from core.fleet.model import FleetRun, NodeResult, natural_key, parse_env_output
+from core.fleet.model import FleetRun, NodeResult, Status, natural_key, parse_env_output
 
 Progress = Callable[[int, int | None, int], None]  # (done, total or None, failed so far)
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_PARALLEL = 32
 DEFAULT_REMOTE = "cuda-clinic"
 HOSTFILE_MAX_BYTES = 4 * MiB
-NODE_OUTPUT_BYTES = 16 * MiB  # one node's env JSON is about 100 KB
-ERR_TAIL_BYTES = 64 * 1024  # per ssh node; srun's stderr for every node keeps 64x this
-MAX_LINE_BYTES = 1 * MiB  # one output line (an env JSON is one pretty-printed document)
 _MARK = "@@cuda-clinic-fleet"
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _SRUN_TASK_ERROR = re.compile(r"srun: error: (?P<node>[\w.-]+): task (?P<task>\d+): (?P<why>.*)")
@@ -52,7 +40,7 @@ def env_command(remote: str, deep: bool) -> str:
 def read_hostfile(path: str | Path) -> list[str]:
     """Host names from a host file: one per line, the first word (`gpu01 slots=8` works),
     `#` comments and blank lines skipped, duplicates dropped."""
-    try:
+    try:  # bounded; a FIFO or a device is refused without being opened
         text = read_bytes(path, what="host file", max_bytes=HOSTFILE_MAX_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"host file {path} is not text") from None
@@ -67,57 +55,13 @@ def read_hostfile(path: str | Path) -> list[str]:
 
 
 def _run(cmd: Sequence[str], timeout: float) -> tuple[int | None, str, str, float]:
-    """Run `cmd` in its own process group; on timeout kill the group. rc None = timed out.
-
-    Output is bounded: stdout's first NODE_OUTPUT_BYTES (an env JSON is about 100 KB; a node
-    that prints more is reported, not read), stderr's last ERR_TAIL_BYTES."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        list(cmd),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    got: dict[str, Any] = {}
-    readers = [
-        threading.Thread(
-            target=lambda: got.update(out=read_stream_head(proc.stdout, NODE_OUTPUT_BYTES)),  # type: ignore[arg-type]
-            daemon=True,
-        ),
-        threading.Thread(
-            target=lambda: got.update(err=read_stream_tail(proc.stderr, ERR_TAIL_BYTES)),  # type: ignore[arg-type]
-            daemon=True,
-        ),
-    ]
-    for reader in readers:
-        reader.start()
-    try:
-        proc.wait(timeout=timeout)
-        rc: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        rc = None
-    for reader in readers:
-        reader.join(10)
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    data, total = got.get("out", (b"", 0))
-    out = data.decode("utf-8", "replace")
-    if total > NODE_OUTPUT_BYTES:
-        out = f"[output larger than {size_text(NODE_OUTPUT_BYTES)} ({size_text(total)}); not read]"
-    err = got["err"].data.decode("utf-8", "replace") if "err" in got else ""
-    seconds = round(time.perf_counter() - start, 3)
-    return rc, out, err, seconds
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+    """Run `cmd` contained (core.contain): (exit code or None when it timed out, stdout,
+    stderr, seconds)."""
+    outcome = run_contained(cmd, timeout=timeout, output="streams")
+    code = outcome.exit_code
+    if outcome.status == "exited" and code is None and outcome.signal:
+        code = -1
+    return code, outcome.stdout, outcome.stderr, round(outcome.wall_s, 3)
 
 
 def _last_line(text: str) -> str:
@@ -130,15 +74,16 @@ def judge(
 ) -> NodeResult:
     """Turn one node's exit status and output into a NodeResult with the reason in words."""
     if rc is None or rc == 124:
-        return NodeResult(name, "timeout", f"no answer within {timeout:g} s", None, seconds, rc)
+        why = f"no answer within {timeout:g} s"
+        return NodeResult(name=name, status="timeout", reason=why, seconds=seconds, returncode=rc)
     env, why = parse_env_output(out)
     if env is not None:  # env exits 1 when a finding is an error: the JSON is still good
-        return NodeResult(name, "ok", "", env, seconds, rc)
+        return NodeResult(name=name, status="ok", env=env, seconds=seconds, returncode=rc)
     status, reason = _failure(rc, out, err, why)
-    return NodeResult(name, status, reason, None, seconds, rc)
+    return NodeResult(name=name, status=status, reason=reason, seconds=seconds, returncode=rc)
 
 
-def _failure(rc: int, out: str, err: str, why: str) -> tuple[str, str]:
+def _failure(rc: int, out: str, err: str, why: str) -> tuple[Status, str]:
     tail = _last_line(err)
     if rc == 255 and (tail.startswith("ssh:") or not out.strip()):
         return "unreachable", tail or "ssh exited with 255"
@@ -185,7 +130,13 @@ def collect_ssh(
     results.sort(key=lambda n: natural_key(n.name))
     mode = "deep" if deep else "quick"
     seconds = round(time.perf_counter() - start, 3)
-    return FleetRun(results, "ssh", mode, seconds, source or ",".join(hosts[:3]))
+    return FleetRun(
+        nodes=results,
+        launcher="ssh",
+        mode=mode,
+        seconds=seconds,
+        source=source or ",".join(hosts[:3]),
+    )
 
 
 def srun_script(remote: str, deep: bool, timeout: float) -> str:
@@ -218,63 +169,51 @@ def collect_srun(
         srun_script(remote, deep, timeout),
     ]
     total = _expected_nodes(srun_args)
-    start = time.perf_counter()
+    tasks: dict[int, list[str]] = {}
+    ended: dict[int, float] = {}
+    begun: dict[int, float] = {}
+    failed = 0
+
+    def on_line(seconds: float, text: str) -> None:
+        nonlocal failed
+        # "  12: text" (srun --label); partition is cheaper than a regex on 100k lines
+        head, sep, line = text.partition(": ")
+        if not sep or not head.strip().isdigit():
+            return
+        task = int(head)
+        tasks.setdefault(task, []).append(line)
+        if line.startswith(f"{_MARK} begin "):
+            begun[task] = seconds
+        elif line.startswith(f"{_MARK} end "):
+            ended[task] = seconds
+            failed += not line.rstrip("@").endswith(("rc=0", "rc=1"))
+            if progress:
+                progress(len(ended), total, failed)
+
     try:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+        # srun kills each task past `timeout` itself (`timeout -k 5` on the node); the
+        # minute on top is for srun's own start and end.
+        outcome = run_contained(
+            cmd, timeout=timeout + 60, on_line=on_line, output="streams", max_bytes=1 << 20
         )
     except FileNotFoundError:
         raise UsageError(
             "srun is not installed (not found on PATH): is this a SLURM host?"
         ) from None
-    tasks: dict[int, list[str]] = {}
-    ended: dict[int, float] = {}
-    begun: dict[int, float] = {}
-    sizes: dict[int, int] = {}
-    got: dict[str, Any] = {}
-    reader = threading.Thread(
-        target=lambda: got.update(err=read_stream_tail(proc.stderr, 64 * ERR_TAIL_BYTES)),  # type: ignore[arg-type]
-        daemon=True,
-    )
-    reader.start()
-    killer = threading.Timer(timeout + 60, lambda: _kill_group(proc))
-    killer.start()
-    failed = 0
-    try:
-        for raw in iter_lines(proc.stdout, MAX_LINE_BYTES):  # type: ignore[arg-type]
-            # "  12: text" (srun --label); partition is cheaper than a regex on 100k lines
-            head, sep, line = raw.decode("utf-8", "replace").rstrip("\r").partition(": ")
-            if not sep or not head.strip().isdigit():
-                continue
-            task = int(head)
-            sizes[task] = sizes.get(task, 0) + len(raw)
-            if sizes[task] > NODE_OUTPUT_BYTES and not line.startswith(_MARK):
-                continue  # a flooding node: what it printed past the cap is not kept
-            tasks.setdefault(task, []).append(line)
-            if line.startswith(f"{_MARK} begin "):
-                begun[task] = time.perf_counter()
-            elif line.startswith(f"{_MARK} end "):
-                ended[task] = time.perf_counter()
-                failed += not line.rstrip("@").endswith(("rc=0", "rc=1"))
-                if progress:
-                    progress(len(ended), total, failed)
-        proc.wait()
-    finally:
-        killer.cancel()
-    reader.join(5)
-    if proc.stdout is not None:
-        proc.stdout.close()
-    err = got["err"].data.decode("utf-8", "replace") if "err" in got else ""
-    nodes = _split_srun(tasks, begun, ended, err, timeout)
+    err = outcome.stderr
+    end = outcome.wall_s
+    nodes = _split_srun(tasks, begun, ended, err, timeout, end=end)
     nodes.sort(key=lambda n: natural_key(n.name))
-    if not nodes and proc.returncode:
-        raise UsageError(f"srun failed (exit {proc.returncode}): {_last_line(err) or 'no output'}")
-    seconds = round(time.perf_counter() - start, 3)
-    return FleetRun(nodes, "srun", "deep" if deep else "quick", seconds, shlex.join(srun_args))
+    code = outcome.exit_code
+    if not nodes and code:
+        raise UsageError(f"srun failed (exit {code}): {_last_line(err) or 'no output'}")
+    return FleetRun(
+        nodes=nodes,
+        launcher="srun",
+        mode="deep" if deep else "quick",
+        seconds=round(outcome.wall_s, 3),
+        source=shlex.join(srun_args),
+    )
 
 
 def _expected_nodes(args: Sequence[str]) -> int | None:
@@ -299,6 +238,8 @@ def _split_srun(
     ended: dict[int, float],
     err: str,
     timeout: float,
+    *,
+    end: float,
 ) -> list[NodeResult]:
     nodes: list[NodeResult] = []
     seen: set[str] = set()
@@ -313,19 +254,19 @@ def _split_srun(
             else:
                 body.append(line)
         seen.add(name)
-        secs = round(ended.get(task, time.perf_counter()) - begun.get(task, 0.0), 3)
+        secs = round(ended.get(task, end) - begun.get(task, 0.0), 3)
         node_err = "\n".join(_stderr_for(err, name, task))
         if rc is None:
-            nodes.append(
-                NodeResult(name, "timeout", f"no answer within {timeout:g} s (srun ended)", None)
-            )
+            why = f"no answer within {timeout:g} s (srun ended)"
+            nodes.append(NodeResult(name=name, status="timeout", reason=why))
             continue
         nodes.append(judge(name, rc, "\n".join(body), node_err, seconds=secs, timeout=timeout))
     for m in (*_SRUN_TASK_ERROR.finditer(err), *_SRUN_LAUNCH_ERROR.finditer(err)):
         name = m.group("node")
         if name not in seen:
             seen.add(name)
-            nodes.append(NodeResult(name, "unreachable", f"srun: {m.group('why').strip()}", None))
+            why = f"srun: {m.group('why').strip()}"
+            nodes.append(NodeResult(name=name, status="unreachable", reason=why))
     return nodes
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any, TextIO
 
 from core.errors import UsageError
+from core.models import encode_json
 
 DESCRIPTION = (
     "Run `cuda-clinic env --json` on every node through the launcher you already use (SLURM's "
@@ -142,9 +142,8 @@ class ProgressLine:
 
 def run(args: argparse.Namespace) -> int:
     """Collect (or read), analyse, print, save; exit 1 when a node failed or differs."""
-    from core.fleet import analyze, collect_srun, collect_ssh, load_fleet, read_hostfile
     from core.fleet.render import render_text
-    from core.fleet.saved import save_fleet
+    from core.ops.fleet import fleet
 
     _split_srun(args)
     timeout = args.timeout if args.timeout is not None else (300.0 if args.deep else 120.0)
@@ -153,39 +152,26 @@ def run(args: argparse.Namespace) -> int:
     if args.parallel < 1:
         raise UsageError("--parallel must be at least 1")
     progress = ProgressLine()
-    run_ = None
+    run_ = saved = None
     try:
-        if args.source:
-            run_ = load_fleet(args.source)
-        elif args.ssh:
-            hosts = read_hostfile(args.ssh)
-            run_ = collect_ssh(
-                hosts,
-                deep=args.deep,
-                timeout=timeout,
-                parallel=args.parallel,
-                remote=args.remote_command,
-                progress=progress,
-                source=args.ssh,
-            )
-        else:
-            run_ = collect_srun(
-                args.srun,
-                deep=args.deep,
-                timeout=timeout,
-                remote=args.remote_command,
-                progress=progress,
-            )
+        run_, saved = fleet(
+            source=args.source,
+            hostfile=args.ssh,
+            srun_args=args.srun,
+            deep=args.deep,
+            timeout=timeout,
+            parallel=args.parallel,
+            remote=args.remote_command,
+            progress=progress,
+            save_to=args.save,
+        )
     finally:
         progress.finish(None if args.source else run_)
-    analysis = analyze(run_)
-    data = run_.to_dict(analysis)
-    if args.save:
-        path = save_fleet(run_, args.save, analysis)
-        print(f"cuda-clinic: saved {len(run_.ok_nodes)} node JSONs and {path}", file=sys.stderr)
+    if saved is not None:
+        print(f"cuda-clinic: saved {len(run_.ok_nodes)} node JSONs and {saved}", file=sys.stderr)
+    assert run_.analysis is not None
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(encode_json(run_))
     else:
-        sys.stdout.write(render_text(data))
-    bad = analysis["failed"] or analysis["outliers"] or analysis["gpu_outliers"]
-    return 1 if bad else 0
+        sys.stdout.write(render_text(run_, run_.analysis))
+    return 1 if run_.analysis.differs else 0

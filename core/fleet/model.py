@@ -1,75 +1,132 @@
-"""The fleet model: one record per node (its env JSON, or why there is none) and a whole run."""
+"""The fleet model: each node (its env JSON, or why there is none), a run, its analysis."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-from dataclasses import dataclass, field
-from typing import Any
+import re
+from typing import Any, ClassVar, Literal
 
-from core.boundedio import DEFAULT_MAX_DEPTH, check_json_depth
-from core.errors import InputError
+import msgspec
 
-FLEET_KIND = "cuda-clinic-fleet"
+from core.models import Model, Versioned
+
+FLEET_KIND: Literal["cuda-clinic-fleet"] = "cuda-clinic-fleet"
 SCHEMA_VERSION = 1
 # Why a node has no environment: the launcher could not reach it, the command ran past the
 # per-node timeout, it answered with something that is not an env JSON, or it exited badly.
 STATUSES = ("ok", "timeout", "unreachable", "garbage", "failed")
+Status = Literal["ok", "timeout", "unreachable", "garbage", "failed"]
 
 
-@dataclass
-class NodeResult:
-    """One node: `env` when it answered with an env JSON, else `status` and `reason` say why."""
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
-    name: str
-    status: str
+
+class NodeResult(Model, frozen=True, kw_only=True):
+    """One node: `env` when it answered with an env JSON, else `status` and `reason` say why.
+
+    In JSON the name is `fleet_node`: the key the report's redactor turns into node-NN.
+    """
+
+    name: str = msgspec.field(name="fleet_node")
+    status: Status
     reason: str = ""
-    env: dict[str, Any] | None = None
     seconds: float | None = None
     returncode: int | None = None
+    env: dict[str, Any] | None = msgspec.field(default=None, name="environment")
 
     @property
     def ok(self) -> bool:
         """Whether the node gave an environment."""
         return self.status == "ok" and self.env is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form; `fleet_node` is the key the report redactor turns into node-NN."""
-        return {
-            "fleet_node": self.name,
-            "status": self.status,
-            "reason": self.reason,
-            "seconds": self.seconds,
-            "returncode": self.returncode,
-            "environment": self.env,
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NodeResult:
-        """Rebuild from `to_dict()` output."""
-        env = data.get("environment")
-        return cls(
-            name=str(data.get("fleet_node") or data.get("name") or "?"),
-            status=str(data.get("status") or ("ok" if env else "failed")),
-            reason=str(data.get("reason") or ""),
-            env=env if isinstance(env, dict) else None,
-            seconds=data.get("seconds"),
-            returncode=data.get("returncode"),
-        )
+class MajorityRow(Model, frozen=True, kw_only=True):
+    """One row of the fleet's majority configuration: the value most nodes share."""
+
+    field: str
+    category: str
+    value: Any
+    nodes: int
+    of: int
 
 
-@dataclass
-class FleetRun:
-    """Every node of one collection, in node-name order, and how it was collected."""
+class Difference(Model, frozen=True, kw_only=True):
+    """One way a node differs from the fleet: its value against the fleet's (majority or
+    reference node); `order` ranks it (FLEET_ORDER rows first, then `report diff`'s rank)."""
 
-    nodes: list[NodeResult]
+    category: str
+    field: str
+    fleet: Any
+    node: Any
+    order: int
+
+
+class Outlier(Model, frozen=True, kw_only=True):
+    """A node that differs, with every difference, most relevant first."""
+
+    node: str
+    differences: list[Difference]
+
+
+class GpuOutlier(Model, frozen=True, kw_only=True):
+    """One GPU whose attribute differs from the fleet's majority GPU."""
+
+    node: str
+    gpu: int | None
+    field: str
+    fleet: Any
+    value: Any
+
+
+class FailedNode(Model, frozen=True, kw_only=True):
+    """A node that gave no environment, and why."""
+
+    node: str
+    status: Status
+    reason: str
+
+
+class FleetAnalysis(Model, frozen=True, kw_only=True):
+    """The majority, the outlier nodes (most relevant first) and GPUs, and the failures."""
+
+    nodes_total: int
+    nodes_ok: int
+    reference: str | None
+    majority: list[MajorityRow] = []
+    outliers: list[Outlier] = []
+    gpu_outliers: list[GpuOutlier] = []
+    failed: list[FailedNode] = []
+    like_majority: list[str] = []
+
+    @property
+    def differs(self) -> bool:
+        """Whether any node failed or differs (the CLI's exit 1)."""
+        return bool(self.failed or self.outliers or self.gpu_outliers)
+
+
+class FleetRun(Versioned, frozen=True, kw_only=True):
+    """Every node of one collection, in node-name order, how it was collected, and (once
+    analysed) the analysis: the saved fleet JSON and `fleet --json`."""
+
+    SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
+
+    kind: Literal["cuda-clinic-fleet"] = FLEET_KIND
+    schema_version: int = SCHEMA_VERSION
+    generated_at: str = msgspec.field(default_factory=_now)
     launcher: str  # "srun" | "ssh" | "from"
-    mode: str = "quick"  # "quick" | "deep"
-    seconds: float | None = None
+    mode: str = "quick"  # "quick" | "deep" | "mixed"
     source: str = ""  # the host file, the srun arguments or the folder read
-    generated_at: str = field(
-        default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    )
+    seconds: float | None = None
+    counts: dict[str, int] = {}
+    nodes: list[NodeResult] = []
+    analysis: FleetAnalysis | None = None
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(
+            self, "counts", {s: sum(1 for n in self.nodes if n.status == s) for s in STATUSES}
+        )
 
     @property
     def ok_nodes(self) -> list[NodeResult]:
@@ -81,34 +138,34 @@ class FleetRun:
         """Nodes that did not (timed out, unreachable, garbage, failed)."""
         return [n for n in self.nodes if not n.ok]
 
-    def to_dict(self, analysis: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The saved fleet JSON (with the analysis when given)."""
-        out: dict[str, Any] = {
-            "kind": FLEET_KIND,
-            "schema_version": SCHEMA_VERSION,
-            "generated_at": self.generated_at,
-            "launcher": self.launcher,
-            "mode": self.mode,
-            "source": self.source,
-            "seconds": self.seconds,
-            "counts": {s: sum(1 for n in self.nodes if n.status == s) for s in STATUSES},
-            "nodes": [n.to_dict() for n in self.nodes],
-        }
-        if analysis is not None:
-            out["analysis"] = analysis
-        return out
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FleetRun:
-        """Rebuild a saved fleet JSON."""
-        return cls(
-            nodes=[NodeResult.from_dict(n) for n in data.get("nodes") or [] if isinstance(n, dict)],
-            launcher=str(data.get("launcher") or "from"),
-            mode=str(data.get("mode") or "quick"),
-            seconds=data.get("seconds"),
-            source=str(data.get("source") or ""),
-            generated_at=str(data.get("generated_at") or ""),
-        )
+class NodeRow(Model, frozen=True, kw_only=True):
+    """One node's short row in the report's fleet section (no full environment)."""
+
+    name: str = msgspec.field(name="fleet_node")
+    status: Status
+    reason: str = ""
+    seconds: float | None = None
+    differences: int = 0
+    driver: str | None = None
+    cudnn: str | None = None
+    torch: str | None = None
+    nccl: str | None = None
+    gpus: str | None = None
+
+
+class FleetSection(Model, frozen=True, kw_only=True):
+    """The report's `fleet` section: the analysis and one short row per node."""
+
+    kind: Literal["cuda-clinic-fleet"] = FLEET_KIND
+    launcher: str
+    mode: str
+    seconds: float | None = None
+    generated_at: str = ""
+    counts: dict[str, int] = {}
+    nodes: list[NodeRow] = []
+    analysis: FleetAnalysis
+    headline: str = ""
 
 
 def parse_env_output(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -126,11 +183,7 @@ def parse_env_output(text: str) -> tuple[dict[str, Any] | None, str]:
         snippet = " ".join(text.split())[:80]
         return None, f"no JSON in its output ({snippet!r})" if snippet else "empty output"
     try:
-        raw = text[start:].encode("utf-8", "replace")
-        check_json_depth(raw, name="its output", what="env JSON", max_depth=DEFAULT_MAX_DEPTH)
         data, _end = json.JSONDecoder().raw_decode(text[start:])
-    except InputError as exc:
-        return None, str(exc)
     except json.JSONDecodeError as exc:
         return None, f"output is not valid JSON ({exc.msg} at line {exc.lineno})"
     if not isinstance(data, dict) or "python" not in data or "findings" not in data:
@@ -140,6 +193,4 @@ def parse_env_output(text: str) -> tuple[dict[str, Any] | None, str]:
 
 def natural_key(name: str) -> list[Any]:
     """Sort key that puts node2 before node10."""
-    import re
-
     return [int(p) if p.isdigit() else p.lower() for p in re.split(r"(\d+)", name)]

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Any
 
-from core.boundedio import DEFAULT_MAX_BYTES, MiB, read_json
+import msgspec
+
+from core.boundedio import read_bytes
 from core.errors import UsageError
-from core.fleet.model import FLEET_KIND, FleetRun, NodeResult, natural_key
-from core.fsutil import atomic_write_text
+from core.fleet.analyze import analyze
+from core.fleet.model import FLEET_KIND, FleetAnalysis, FleetRun, NodeResult, Status, natural_key
+from core.models import convert, decode_json, encode_json
 
 FLEET_FILE = "fleet.json"
-NODE_MAX_BYTES = 16 * MiB  # one node's env JSON (a deep one is about 100 KB)
 _REPORT_KIND = "cuda-clinic-report"
 
 
@@ -30,31 +32,26 @@ def load_fleet(path: str | Path) -> FleetRun:
         raise UsageError(f"{source} does not exist")
     data = _read_json(source)
     if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
-        run = FleetRun.from_dict(data)
-        run.source = str(source)
-        return run
+        return _fleet(data, source)
     raise UsageError(f"{source} is not a cuda-clinic fleet JSON or a folder of env JSONs")
 
 
-def load_analysed(path: str | Path) -> tuple[FleetRun, dict[str, Any]]:
+def load_analysed(path: str | Path) -> tuple[FleetRun, FleetAnalysis]:
     """A saved fleet run and its analysis: the one a fleet JSON carries, else computed."""
-    from core.fleet.analyze import analyze
-
-    source = Path(path)
-    if source.is_file():
-        data = _read_json(source)
-        if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
-            run = FleetRun.from_dict(data)
-            run.source = str(source)
-            saved = data.get("analysis")
-            return run, saved if isinstance(saved, dict) else analyze(run)
-    run = load_fleet(source)
-    return run, analyze(run)
+    run = load_fleet(path)
+    return run, run.analysis if run.analysis is not None else analyze(run)
 
 
-def _read_json(path: Path, limit: int = DEFAULT_MAX_BYTES) -> Any:
-    """A regular JSON file, size- and depth-bounded (a FIFO or device is refused, not opened)."""
-    return read_json(path, what="fleet file", max_bytes=limit)
+def _fleet(data: dict[str, Any], source: Path) -> FleetRun:
+    """A saved fleet JSON's data as a FleetRun (InputError naming the field if malformed)."""
+    run = convert(data, FleetRun, name=str(source), what="fleet JSON")
+    return msgspec.structs.replace(run, source=str(source))
+
+
+def _read_json(path: Path) -> Any:
+    """Any JSON document, size and nesting bounded (InputError, one line)."""
+    data = read_bytes(path, what="JSON file")
+    return decode_json(data, Any, name=str(path), what="JSON file")
 
 
 def _load_dir(folder: Path) -> FleetRun:
@@ -62,29 +59,28 @@ def _load_dir(folder: Path) -> FleetRun:
     failed_before: list[NodeResult] = []
     saved: FleetRun | None = None
     for file in sorted(folder.glob("*.json"), key=lambda p: natural_key(p.name)):
-        limit = DEFAULT_MAX_BYTES if file.name == FLEET_FILE else NODE_MAX_BYTES
         try:
-            data = _read_json(file, limit)
-            if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
-                saved = FleetRun.from_dict(data)
-                failed_before += [n for n in saved.nodes if not n.ok]
-                continue
-            env, why = _environment(data, file)
-        except UsageError as exc:  # one bad node file is one garbage node, never the whole view
-            nodes[file.stem] = NodeResult(file.stem, "garbage", str(exc))
+            data = _read_json(file)
+        except UsageError as exc:
+            why = str(exc).removeprefix(f"{file}: ").split(" (", 1)[0]
+            nodes[file.stem] = NodeResult(name=file.stem, status="garbage", reason=why)
             continue
-        nodes[file.stem] = NodeResult(file.stem, "ok" if env else "garbage", why, env)
+        if isinstance(data, dict) and data.get("kind") == FLEET_KIND:
+            saved = _fleet(data, file)
+            failed_before += [n for n in saved.nodes if not n.ok]
+            continue
+        env, why = _environment(data, file)
+        status: Status = "ok" if env else "garbage"
+        nodes[file.stem] = NodeResult(name=file.stem, status=status, reason=why, env=env)
     for node in failed_before:
         nodes.setdefault(node.name, node)
     if not nodes:
         raise UsageError(f"{folder} holds no node JSON files (*.json)")
     ordered = sorted(nodes.values(), key=lambda n: natural_key(n.name))
-    run = FleetRun(ordered, "from", _mode(ordered), None, str(folder))
+    run = FleetRun(nodes=ordered, launcher="from", mode=_mode(ordered), source=str(folder))
     if saved is not None:  # the folder `fleet --save` wrote: say how it was collected
-        run.launcher, run.seconds, run.generated_at = (
-            saved.launcher,
-            saved.seconds,
-            saved.generated_at,
+        run = msgspec.structs.replace(
+            run, launcher=saved.launcher, seconds=saved.seconds, generated_at=saved.generated_at
         )
     return run
 
@@ -109,9 +105,9 @@ def _mode(nodes: list[NodeResult]) -> str:
     return modes.pop() if len(modes) == 1 else "mixed" if modes else "quick"
 
 
-def save_fleet(run: FleetRun, folder: str | Path, analysis: dict[str, Any] | None = None) -> Path:
+def save_fleet(run: FleetRun, folder: str | Path) -> Path:
     """Write `folder/<node>.json` per node that answered and `folder/fleet.json` (every node,
-    failures with their reasons, and the analysis); returns the fleet.json path."""
+    failures with their reasons, and the analysis if `run` has one); returns its path."""
     out = Path(folder)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -119,7 +115,7 @@ def save_fleet(run: FleetRun, folder: str | Path, analysis: dict[str, Any] | Non
         raise UsageError(f"cannot create {out}: {exc.strerror or exc}") from None
     for node in run.ok_nodes:
         _write(out / f"{_safe(node.name)}.json", node.env)
-    _write(out / FLEET_FILE, run.to_dict(analysis))
+    _write(out / FLEET_FILE, run)
     return out / FLEET_FILE
 
 
@@ -129,7 +125,10 @@ def _safe(name: str) -> str:
 
 
 def _write(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        tmp.write_text(encode_json(data) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

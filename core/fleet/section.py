@@ -6,15 +6,12 @@ and turns them into node-01, node-02, ... everywhere in the report (all formats 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from core.env.fields import field_value
 from core.fleet.analyze import analyze
-from core.fleet.model import FLEET_KIND, FleetRun
+from core.fleet.model import FleetAnalysis, FleetRun, FleetSection, NodeRow
 from core.fleet.render import headline, show
-from core.report.diff import field_value
 
-# Columns of the per-node table: (column, diff row it shows).
+# Columns of the per-node table: (column, named env row it shows).
 NODE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("driver", "NVIDIA driver"),
     ("cudnn", "cuDNN"),
@@ -24,38 +21,37 @@ NODE_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def fleet_section(run: FleetRun, analysis: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def fleet_section(run: FleetRun, analysis: FleetAnalysis | None = None) -> FleetSection:
     """The `fleet` section of a report for `run` (analysed here unless given)."""
-    result = dict(analysis) if analysis is not None else analyze(run)
-    diff_count = {o["node"]: len(o["differences"]) for o in result.get("outliers") or []}
-    nodes = []
-    for node in run.nodes:
-        row: dict[str, Any] = {
-            "fleet_node": node.name,
-            "status": node.status,
-            "reason": node.reason,
-            "seconds": node.seconds,
-            "differences": diff_count.get(node.name, 0),
-        }
-        for column, label in NODE_COLUMNS:
-            row[column] = show(field_value(node.env, label)) if node.env else None
-        nodes.append(row)
-    data = run.to_dict()
-    section = {
-        "kind": FLEET_KIND,
-        "launcher": run.launcher,
-        "mode": run.mode,
-        "seconds": run.seconds,
-        "generated_at": run.generated_at,
-        "counts": data["counts"],
-        "nodes": nodes,
-        "analysis": result,
-    }
-    section["headline"] = headline(section)
-    return section
+    result = analysis if analysis is not None else analyze(run)
+    diff_count = {o.node: len(o.differences) for o in result.outliers}
+    nodes = [
+        NodeRow(
+            name=node.name,
+            status=node.status,
+            reason=node.reason,
+            seconds=node.seconds,
+            differences=diff_count.get(node.name, 0),
+            **{
+                column: show(field_value(node.env, label)) if node.env else None
+                for column, label in NODE_COLUMNS
+            },
+        )
+        for node in run.nodes
+    ]
+    return FleetSection(
+        launcher=run.launcher,
+        mode=run.mode,
+        seconds=run.seconds,
+        generated_at=run.generated_at,
+        counts=run.counts,
+        nodes=nodes,
+        analysis=result,
+        headline=headline(result, run.launcher, run.mode, run.seconds),
+    )
 
 
-def section_from_file(path: str) -> dict[str, Any]:
+def section_from_file(path: str) -> FleetSection:
     """The fleet section for a saved fleet run (a folder of env JSONs or a fleet JSON)."""
     from core.fleet.saved import load_analysed
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,11 +11,11 @@ from core.boundedio import LOG_TAIL_BYTES, describe, read_tail
 from core.errors import UsageError
 from core.kb.options import add_pack_option, open_kb_for
 from core.kb.render import USER_LABEL
+from core.models import encode_json
 
 if TYPE_CHECKING:
     from core.kb.matcher import MatchReport
 
-ANSWER_TOP = 10  # the answer is built from this many matches, whatever --top shows
 MAX_READ_BYTES = LOG_TAIL_BYTES  # beyond this only the tail is read: errors are at the end
 BINARY_SNIFF_CHARS = 64 * 1024
 
@@ -66,31 +64,28 @@ def run(args: argparse.Namespace) -> int:
     """Match the input and print the ranked entries."""
     if args.top < 1:
         raise UsageError("--top must be at least 1")
-    from core.kb import match
-
     text = read_input(args.file)
     if not text.strip():
         where = "standard input" if args.file == "-" else args.file
         raise UsageError(f"{where} is empty: paste an error message, traceback or log")
-    from core.answer import answer_for, render_answer
+    from core.answer import render_answer
+    from core.ops.diagnose import diagnose, matches_only
 
     with open_kb_for(args) as kb:
-        full = match(text, kb, top=max(args.top, ANSWER_TOP))
-        report = replace(full, matches=full.matches[: args.top])
-        if not report.matches and looks_binary(text):
-            # An error inside a garbled log still matches; pure binary data is a wrong input.
-            where = "standard input" if args.file == "-" else args.file
-            raise UsageError(f"{where} looks like binary data, not a text log")
-        answer = answer_for(text, full.to_dict(), kb)  # the root cause even if --top hides it
+        result = diagnose(text, kb, top=args.top)
+    if not result.matches and looks_binary(text):
+        # An error inside a garbled log still matches; pure binary data is a wrong input.
+        where = "standard input" if args.file == "-" else args.file
+        raise UsageError(f"{where} looks like binary data, not a text log")
+    answer = result.answer
+    assert answer is not None
     if args.json:
-        data = {"answer": answer.to_dict(), **report.to_dict()}
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(encode_json(result) + "\n")
     else:
         packs = " ".join(f"--kb-extra {p}" for p in (args.kb_extra or []))
         # Without a confident match the ranked list's own first line is the whole answer.
         head = render_answer(answer) + "\n" if answer.entry else ""
-        sys.stdout.write(head + render_report(report, packs))
+        sys.stdout.write(head + render_report(matches_only(result), packs))
     return 0
 
 
@@ -124,5 +119,5 @@ def render_report(report: MatchReport, packs: str = "") -> str:
     else:
         out.append("To look by words instead: cuda-clinic kb search WORDS (or kb list)")
     if report.root_cause:
-        out.append(f"Root cause: cuda-clinic kb show {report.root_cause['id']}")
+        out.append(f"Root cause: cuda-clinic kb show {report.root_cause.id}")
     return "\n".join(out) + "\n"

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
 
+import msgspec
+
+from core.kb.results import (
+    CONFIDENT,
+    Evidence,
+    EvidenceKind,
+    Match,
+    MatchReport,
+    Role,
+    RootCause,
+)
 from core.kb.scan import Hit, Log, SignatureIndex, find_hits, occurrences, prepare
 from core.kb.store import KnowledgeBase
 
-CONFIDENT = 0.5
+__all__ = ["CONFIDENT", "Evidence", "Match", "MatchReport", "RootCause", "match"]
+
 MAX_EVIDENCE = 5
 EVIDENCE_CHARS = 300
 CONTEXT_LINES = 40  # a context signature counts when this close to a signature line
@@ -81,81 +92,6 @@ _MASKED_BY_FAULT = frozenset({"cudnn", "cublas", "kernel-fault"})
 _MASKED_BY_MEMORY = frozenset({"cudnn", "cublas"})
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """A log line that matched: 1-based line number, the (trimmed) text, how often it repeated."""
-
-    line: int
-    text: str
-    kind: str = "signature"  # "signature" | "context" | "search"
-    count: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"line": self.line, "text": self.text, "kind": self.kind, "count": self.count}
-
-
-@dataclass(frozen=True)
-class Match:
-    """One KB entry ranked against the input."""
-
-    id: str
-    title: str
-    category: str
-    confidence: float
-    evidence: tuple[Evidence, ...]
-    note: str = ""
-    role: str = "error"  # "error" | "root_cause" | "near_miss"
-    signatures_hit: int = 0
-    origin: str = "bundled"  # "user": the entry comes from the user's own KB pack
-
-    @property
-    def confident(self) -> bool:
-        """Whether this match clears the confidence bar."""
-        return self.confidence >= CONFIDENT
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (DESIGN.md: id, title, confidence, evidence, plus extras)."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "confidence": self.confidence,
-            "evidence": [e.to_dict() for e in self.evidence],
-            "category": self.category,
-            "note": self.note,
-            "role": self.role,
-            "signatures_hit": self.signatures_hit,
-            "confident": self.confident,
-            "origin": self.origin,
-        }
-
-
-@dataclass(frozen=True)
-class MatchReport:
-    """Ranked matches plus what the log says about masks."""
-
-    matches: tuple[Match, ...]
-    headline: str | None = None
-    root_cause: dict[str, Any] | None = None
-    lines_scanned: int = 0
-    truncated: bool = False
-
-    @property
-    def confident(self) -> list[Match]:
-        """The matches at or above the confidence bar."""
-        return [m for m in self.matches if m.confident]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: {"matches": [...], ...}."""
-        return {
-            "matches": [m.to_dict() for m in self.matches],
-            "headline": self.headline,
-            "root_cause": self.root_cause,
-            "lines_scanned": self.lines_scanned,
-            "truncated": self.truncated,
-        }
-
-
 @dataclass
 class _Candidate:
     """Signature hits of one entry, being scored."""
@@ -166,7 +102,7 @@ class _Candidate:
     score: float = 0.0
     tiebreak: int = 0
     note: str = ""
-    role: str = "error"
+    role: Role = "error"
 
     @property
     def first(self) -> int:
@@ -193,7 +129,9 @@ def match(text: str, kb: KnowledgeBase, top: int = 5) -> MatchReport:
     headline = ranked[0].entry_id if ranked and ranked[0].score >= CONFIDENT else None
     users = kb.user_ids()
     if users:  # label the user's own entries (from --kb-extra packs)
-        matches = [replace(m, origin="user") if m.id in users else m for m in matches]
+        matches = [
+            msgspec.structs.replace(m, origin="user") if m.id in users else m for m in matches
+        ]
     return MatchReport(
         matches=tuple(matches),
         headline=headline,
@@ -265,7 +203,7 @@ def _break_ties(candidates: dict[str, _Candidate], log: Log, kb: KnowledgeBase) 
 
 def _find_mask(
     ranked: list[_Candidate], info: dict[str, tuple[str, str, list[str]]]
-) -> dict[str, Any] | None:
+) -> RootCause | None:
     """If the headline error is a known mask of an earlier error in the log, name the root."""
     if not ranked or ranked[0].score < CONFIDENT:
         return None
@@ -294,23 +232,28 @@ def _find_mask(
         f"likely masked by {root.entry_id} at line {root.first + 1}, an earlier error that "
         "usually causes this one; fix that first"
     )
-    return {"id": root.entry_id, "line": root.first + 1, "masks": head.entry_id}
+    return RootCause(id=root.entry_id, line=root.first + 1, masks=head.entry_id)
 
 
 def _evidence(cand: _Candidate, log: Log) -> tuple[Evidence, ...]:
     """Distinct matched lines (repeats by ranks collapsed with a count), error lines first."""
     seen: dict[str, list[int]] = {}
     # One kind per line (a line hit by a signature and a context signature is counted once).
-    line_kinds = {h.line: "context" for h in cand.context}
+    line_kinds: dict[int, EvidenceKind] = {h.line: "context" for h in cand.context}
     line_kinds.update({h.line: "signature" for h in cand.main})
-    kinds: dict[str, str] = {}
+    kinds: dict[str, EvidenceKind] = {}
     for line, kind in sorted(line_kinds.items()):
         key = _PREFIX.sub("", log.lines[line]).strip()[:EVIDENCE_CHARS]
         seen.setdefault(key, []).append(line)
         if kinds.get(key) != "signature":
             kinds[key] = kind
     items = [
-        Evidence(lines[-1] + 1, _trim(log.lines[lines[-1]]), kinds[key], len(lines))
+        Evidence(
+            line=lines[-1] + 1,
+            text=_trim(log.lines[lines[-1]]),
+            kind=kinds[key],
+            count=len(lines),
+        )
         for key, lines in seen.items()
     ]
     # The error lines themselves before prose that merely mentions the error, then latest first.
@@ -367,7 +310,8 @@ def _near_misses(log: Log, kb: KnowledgeBase, limit: int) -> list[Match]:
     found = kb.search_ids(query, limit=limit, any_word=True) if query else []
     info = kb.titles(found[:limit])
     evidence = tuple(
-        Evidence(i + 1, _trim(log.lines[i]), "search") for i in sorted(lines, reverse=True)
+        Evidence(line=i + 1, text=_trim(log.lines[i]), kind="search")
+        for i in sorted(lines, reverse=True)
     )
     return [
         Match(

@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UsageError
+
+if TYPE_CHECKING:
+    from core.nccl.model import NcclReport
 
 DEFAULT_SIZES = "8B:1G"
 DEFAULT_OPS = "all_reduce,all_gather,reduce_scatter,broadcast"
@@ -116,9 +119,9 @@ def build_spec(args: argparse.Namespace, gpu_count: int) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Measure and print (human or JSON); exit status from `exit_code`."""
-    import json
     import os
 
+    from core.models import encode_json
     from core.nccl.render import render_human
     from core.nccl.run import interconnect, run_nccl
 
@@ -128,11 +131,11 @@ def run(args: argparse.Namespace) -> int:
         spec.env.pop("NCCL_DEBUG")  # the user's own setting wins
     keep = Path(args.keep) if args.keep else None
     report = run_nccl(spec, keep, nvml=nvml)
-    print(json.dumps(report, indent=2) if args.json else render_human(report))
+    print(encode_json(report) if args.json else render_human(report))
     return exit_code(report)
 
 
-def exit_code(report: dict[str, Any]) -> int:
+def exit_code(report: NcclReport) -> int:
     """0 for a clean run whose data is right and whose bandwidth is not far below the links."""
-    bad_verdict = report["verdict"]["status"] in ("far_below", "wrong_transport")
-    return 1 if report["status"] != "ok" or report["wrong_results"] or bad_verdict else 0
+    bad_verdict = report.verdict.status in ("far_below", "wrong_transport")
+    return 1 if report.status != "ok" or report.wrong_results or bad_verdict else 0

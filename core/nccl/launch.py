@@ -1,9 +1,10 @@
 """Start the ranks through the user's launcher (torchrun or srun) and contain them.
 
-The launcher runs in its own session with a hard timeout. torchrun starts each rank in a session
-of its own, so killing the launcher's group is not enough: every process we started carries a
-token in its environment, and on timeout (or after a normal exit, for stragglers) each process
-with the token has its group and itself killed. Nothing of a hung run survives.
+The launcher runs through `core.contain.run_contained` (own session, hard timeout, cancel).
+torchrun starts each rank in a session of its own, so ending the launcher's group is not
+enough: every process we started carries a token of its own in its environment, and afterwards
+(on timeout, cancel, or a normal exit, for stragglers) each process with the token has its
+group and itself ended. Nothing of a hung run survives.
 """
 
 from __future__ import annotations
@@ -18,18 +19,18 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from core.boundedio import MiB, loads_json, read_ends, read_tail
-from core.contain import pids_with_token
+from core.boundedio import MiB, read_bytes, read_ends
+from core.contain import run_contained
 from core.errors import InputError
+from core.models import decode_json
+from core.nccl.model import RankEvent
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
 TOKEN_ENV = "CUDA_CLINIC_NCCL_RUN"
-POLL_S = 0.1
 SRUN_GRACE_S = 5.0
 LOG_END_BYTES = 4 * MiB  # the launcher log's first and last bytes that are read
-RANK_EVENTS_BYTES = 16 * MiB  # one rank's events file (its newest events)
+MAX_RANK_LOG = 64 << 20  # a rank's events file read at most this far
 
 
 @dataclass
@@ -66,12 +67,13 @@ class LaunchResult:
     cancelled: bool
     seconds: float
     log_path: str
-    ranks: dict[int, list[dict[str, Any]]]
+    ranks: dict[int, list[RankEvent]]
     killed: int = 0
 
     def log_text(self) -> str:
         """The launcher's combined output (every rank's stdout and stderr, NCCL's INFO lines)."""
-        try:  # bounded: NCCL's setup lines are at the start, the failure at the end
+        try:
+            # bounded: NCCL's setup lines are at the start, the failure at the end
             return read_ends(self.log_path, LOG_END_BYTES, LOG_END_BYTES, what="launcher log")
         except InputError:
             return ""
@@ -122,48 +124,32 @@ def command(spec: LaunchSpec, outdir: Path) -> list[str]:
     ]
 
 
-def contain(token: str, leader: subprocess.Popen[bytes] | None = None) -> int:
-    """SIGKILL the launcher's group and every tagged process and its group; how many were hit."""
-    hit = 0
-    for _ in range(20):
-        pids = pids_with_token(token, TOKEN_ENV)
-        if leader is not None and leader.poll() is None:
-            pids.append(leader.pid)
-        if not pids:
-            break
-        for pid in set(pids):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                hit += 1
-        if leader is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                leader.wait(timeout=POLL_S)
-        time.sleep(POLL_S)
-    return hit
-
-
-def read_ranks(outdir: Path) -> dict[int, list[dict[str, Any]]]:
+def read_ranks(outdir: Path) -> dict[int, list[RankEvent]]:
     """Each rank's events from OUT/rank<R>.jsonl; a torn last line (a killed rank) is dropped."""
-    ranks: dict[int, list[dict[str, Any]]] = {}
+    ranks: dict[int, list[RankEvent]] = {}
     for path in sorted(outdir.glob("rank*.jsonl")):
         try:
             rank = int(path.stem.removeprefix("rank"))
         except ValueError:
             continue
         events = []
-        try:  # bounded: a flooding rank costs its oldest events, not the memory
-            kept = read_tail(path, RANK_EVENTS_BYTES, what="rank events")
-        except InputError:
-            continue
-        for line in kept.data.decode("utf-8", errors="replace").splitlines():
+        data = read_bytes(path, what="rank events file", max_bytes=MAX_RANK_LOG)
+        for number, line in enumerate(data.splitlines(), 1):
             with contextlib.suppress(InputError):
-                event = loads_json(line, name=path.name, what="rank event")
-                if isinstance(event, dict):
-                    events.append(event)
+                where = f"{path.name} line {number}"
+                events.append(decode_json(line, RankEvent, name=where, what="rank event"))
         ranks[rank] = events
     return ranks
+
+
+def _stop_srun(proc: subprocess.Popen[bytes]) -> None:
+    """Two SIGINTs within a second make srun cancel the step on every node; then a grace."""
+    for _ in range(2):
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=SRUN_GRACE_S)
 
 
 def launch(spec: LaunchSpec, outdir: Path, cancel: threading.Event | None = None) -> LaunchResult:
@@ -175,45 +161,28 @@ def launch(spec: LaunchSpec, outdir: Path, cancel: threading.Event | None = None
         env.setdefault("MASTER_PORT", str(free_port()))
     argv = command(spec, outdir)
     log_path = outdir / "launcher.log"
-    started = time.monotonic()
-    timed_out = cancelled = False
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
+    with open(log_path, "w", encoding="utf-8") as log:
+
+        def keep(_seconds: float, line: str) -> None:
+            log.write(line + "\n")
+
+        outcome = run_contained(
             argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
             env=env,
-            start_new_session=True,
+            timeout=spec.timeout,
+            cancel=cancel,
+            on_line=keep,
+            extra_tokens=[(TOKEN_ENV, token)],
+            on_stop=_stop_srun if spec.launcher == "srun" else None,
         )
-        try:
-            while proc.poll() is None:
-                if cancel is not None and cancel.is_set():
-                    cancelled = True
-                    break
-                if time.monotonic() - started >= spec.timeout:
-                    timed_out = True
-                    break
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=POLL_S)
-            if proc.poll() is None and spec.launcher == "srun":
-                # Two SIGINTs within a second make srun cancel the step on every node.
-                for _ in range(2):
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.send_signal(signal.SIGINT)
-                    time.sleep(0.3)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=SRUN_GRACE_S)
-        finally:
-            killed = contain(token, proc)
-            proc.wait()
+    stopped = outcome.status in ("timed_out", "cancelled")
     return LaunchResult(
         command=argv,
-        returncode=proc.returncode,
-        timed_out=timed_out,
-        cancelled=cancelled,
-        seconds=time.monotonic() - started,
+        returncode=outcome.exit_code,
+        timed_out=outcome.status == "timed_out",
+        cancelled=outcome.status == "cancelled",
+        seconds=outcome.wall_s,
         log_path=str(log_path),
         ranks=read_ranks(outdir),
-        killed=killed,
+        killed=outcome.strays_killed + stopped,  # the launcher itself, when it was stopped
     )

@@ -3,113 +3,125 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from collections.abc import Mapping
 
+from core.nccl.model import Call, RankEvent, RankState, Row
 from core.nccl.sizes import bandwidths, format_size
 
 
-def combine(ranks: dict[int, list[dict[str, Any]]], nranks: int) -> dict[str, list[dict[str, Any]]]:
+def combine(ranks: Mapping[int, list[RankEvent]], nranks: int) -> dict[str, list[Row]]:
     """{op: rows by size}; a row's time is the mean over ranks of each rank's median (nccl-tests
     averages its per-rank times too), only where every rank has a result."""
-    by_key: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
+    by_key: dict[tuple[str, int], dict[int, RankEvent]] = {}
     order: list[tuple[str, int]] = []
     for rank, events in ranks.items():
         for event in events:
-            if event.get("event") != "result":
+            if event.event != "result" or event.op is None or event.bytes is None:
                 continue
-            key = (event["op"], int(event["bytes"]))
+            key = (event.op, int(event.bytes))
             if key not in by_key:
                 by_key[key] = {}
                 order.append(key)
             by_key[key][rank] = event
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Row]] = {}
     for op, size in order:
         per_rank = by_key[(op, size)]
         if len(per_rank) < nranks:
             continue
-        times = [float(e["time_s"]) for e in per_rank.values()]
+        times = [float(e.time_s or 0.0) for e in per_rank.values()]
         seconds = statistics.fmean(times)
         algbw, busbw = bandwidths(op, size, seconds, nranks)
         first = next(iter(per_rank.values()))
         out.setdefault(op, []).append(
-            {
-                "bytes": size,
-                "count": first.get("count"),
-                "time_us": round(seconds * 1e6, 2),
-                "algbw_gbps": round(algbw, 3),
-                "busbw_gbps": round(busbw, 3),
-                "rank_time_us": [round(t * 1e6, 2) for t in times],
-                "correct": all(bool(e.get("correct")) for e in per_rank.values()),
-            }
+            Row(
+                bytes=size,
+                count=first.count,
+                time_us=round(seconds * 1e6, 2),
+                algbw_gbps=round(algbw, 3),
+                busbw_gbps=round(busbw, 3),
+                rank_time_us=[round(t * 1e6, 2) for t in times],
+                correct=all(bool(e.correct) for e in per_rank.values()),
+            )
         )
     for rows in out.values():
-        rows.sort(key=lambda r: r["bytes"])
+        rows.sort(key=lambda r: r.bytes)
     return out
 
 
-def rank_states(ranks: dict[int, list[dict[str, Any]]], nranks: int) -> list[dict[str, Any]]:
+def _call(event: RankEvent | None) -> Call | None:
+    if event is None or event.op is None or event.bytes is None:
+        return None
+    return Call(op=event.op, bytes=event.bytes)
+
+
+def _state(events: list[RankEvent]) -> str:
+    kinds = [e.event for e in events]
+    if "done" in kinds:
+        return "finished"
+    if "error" in kinds:
+        return "failed"
+    if not events:
+        return "never started"
+    if "joined" not in kinds:
+        return "never joined the process group"
+    return "stuck"
+
+
+def rank_state(rank: int, events: list[RankEvent]) -> RankState:
+    """What one rank did: finished, failed (with the error), or where it was stuck."""
+
+    def first(kind: str) -> RankEvent | None:
+        return next((e for e in events if e.event == kind), None)
+
+    joined, start, error = first("joined"), first("start"), first("error")
+    state = _state(events)
+    inside = None
+    last_begin = next((e for e in reversed(events) if e.event == "begin"), None)
+    if state != "finished" and last_begin is not None:
+        after = [e.event for e in events[events.index(last_begin) + 1 :]]
+        if "result" not in after and "skipped" not in after:
+            inside = _call(last_begin)
+    return RankState(
+        rank=rank,
+        host=start.host if start else None,
+        backend=joined.backend if joined else None,
+        device=joined.device if joined else None,
+        pci_bus_id=joined.pci_bus_id if joined else None,
+        nccl_version=joined.nccl_version if joined else None,
+        state=state,
+        error=f"{error.type}: {error.message}" if state == "failed" and error else None,
+        inside=inside,
+        skipped=_call(first("skipped")),
+        stalled=_call(first("stalled")),
+    )
+
+
+def rank_states(ranks: Mapping[int, list[RankEvent]], nranks: int) -> list[RankState]:
     """Per rank: finished, failed (with the error) or stuck (in which collective and size)."""
-    states = []
-    for rank in range(nranks):
-        events = ranks.get(rank) or []
-        kinds = [e.get("event") for e in events]
-        state: dict[str, Any] = {"rank": rank}
-        joined = next((e for e in events if e.get("event") == "joined"), None)
-        start = next((e for e in events if e.get("event") == "start"), None)
-        if start:
-            state["host"] = start.get("host")
-        if joined:
-            state.update(
-                {k: joined.get(k) for k in ("backend", "device", "pci_bus_id", "nccl_version")}
-            )
-        error = next((e for e in events if e.get("event") == "error"), None)
-        last_begin = next((e for e in reversed(events) if e.get("event") == "begin"), None)
-        if "done" in kinds:
-            state["state"] = "finished"
-        elif error is not None:
-            state.update(state="failed", error=f"{error.get('type')}: {error.get('message')}")
-        elif not events:
-            state["state"] = "never started"
-        elif joined is None:
-            state["state"] = "never joined the process group"
-        else:
-            state["state"] = "stuck"
-        if state["state"] != "finished" and last_begin is not None:
-            idx = events.index(last_begin)
-            after = [e.get("event") for e in events[idx + 1 :]]
-            if "result" not in after and "skipped" not in after:
-                state["in"] = {"op": last_begin["op"], "bytes": last_begin["bytes"]}
-        for kind in ("skipped", "stalled"):
-            hit = next((e for e in events if e.get("event") == kind), None)
-            if hit is not None:
-                state[kind] = {"op": hit["op"], "bytes": hit["bytes"]}
-        states.append(state)
-    return states
+    return [rank_state(rank, ranks.get(rank) or []) for rank in range(nranks)]
 
 
-def hang_summary(states: list[dict[str, Any]]) -> str | None:
+def hang_summary(states: list[RankState]) -> str | None:
     """One sentence naming the ranks that did not finish and where they were."""
-    unfinished = [s for s in states if s["state"] != "finished"]
+    unfinished = [s for s in states if s.state != "finished"]
     if not unfinished:
         return None
     parts = []
     for s in unfinished:
-        if s.get("stalled"):
-            where = f" before {_where(s['stalled'])} (it never called it)"
+        if s.stalled:
+            where = f" before {_where(s.stalled)} (it never called it)"
         else:
-            where = f" in {_where(s['in'])}" if s.get("in") else ""
-        parts.append(f"rank {s['rank']} {s['state']}{where}")
-    for s in states:
-        if s.get("skipped"):
-            parts.append(f"rank {s['rank']} skipped {_where(s['skipped'])}")
+            where = f" in {_where(s.inside)}" if s.inside else ""
+        parts.append(f"rank {s.rank} {s.state}{where}")
+    parts += [f"rank {s.rank} skipped {_where(s.skipped)}" for s in states if s.skipped]
     return "; ".join(parts)
 
 
-def _where(call: dict[str, Any]) -> str:
-    return f"{call['op']} of {format_size(int(call['bytes']))}"
+def _where(call: Call) -> str:
+    return f"{call.op} of {format_size(call.bytes)}"
 
 
-def render_table(results: dict[str, list[dict[str, Any]]]) -> list[str]:
+def render_table(results: Mapping[str, list[Row]]) -> list[str]:
     """nccl-tests-like columns: size, count, time, algbw, busbw, whether the data was right."""
     lines = []
     for op, rows in results.items():
@@ -120,8 +132,8 @@ def render_table(results: dict[str, list[dict[str, Any]]]) -> list[str]:
         )
         for row in rows:
             lines.append(
-                f"  {format_size(row['bytes']):>10} {row['count']:>12} {row['time_us']:>11.1f} "
-                f"{row['algbw_gbps']:>11.2f} {row['busbw_gbps']:>11.2f}  "
-                f"{'ok' if row['correct'] else 'WRONG'}"
+                f"  {format_size(row.bytes):>10} {row.count!s:>12} {row.time_us:>11.1f} "
+                f"{row.algbw_gbps:>11.2f} {row.busbw_gbps:>11.2f}  "
+                f"{'ok' if row.correct else 'WRONG'}"
             )
     return lines

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+
+from core.nccl.model import Transport
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)(\S*)")
 _CHANNEL = re.compile(r"Channel \d+(?:/\d+)?\s*:\s*\d+\[\w+\]\s*->\s*\d+\[\w+\].*?\bvia (\S+)")
@@ -28,7 +29,7 @@ def family(transport: str) -> str:
     return parts[0]
 
 
-def parse(log: str) -> dict[str, Any]:
+def parse(log: str) -> Transport:
     """Everything NCCL said about its choices; empty fields where it said nothing."""
     transports: Counter[str] = Counter()
     networks: list[str] = []
@@ -57,36 +58,36 @@ def parse(log: str) -> dict[str, Any]:
     families: Counter[str] = Counter()
     for name, count in transports.items():
         families[family(name)] += count
-    return {
-        "version": version,
-        "transports": dict(transports.most_common()),
-        "families": dict(families.most_common()),
-        "primary": families.most_common(1)[0][0] if families else None,
-        "networks": networks,
-        "nvls_available": nvls_available,
-        "nvls_used": nvls_used,
-        "nodes": nodes,
-        "warnings": warnings,
-        "seen": bool(version or transports),
-    }
+    return Transport(
+        version=version,
+        transports=dict(transports.most_common()),
+        families=dict(families.most_common()),
+        primary=families.most_common(1)[0][0] if families else None,
+        networks=networks,
+        nvls_available=nvls_available,
+        nvls_used=nvls_used,
+        nodes=nodes,
+        warnings=warnings,
+        seen=bool(version or transports),
+    )
 
 
-def describe(info: dict[str, Any]) -> str:
+def describe(info: Transport) -> str:
     """One line: `P2P (P2P/CUMEM/read x48), NVLS not available, NCCL 2.28.9+cuda13.0`."""
-    if not info.get("seen"):
+    if not info.seen:
         return "not reported (no NCCL_DEBUG=INFO lines in the output)"
     parts = []
-    if info["transports"]:
-        detail = ", ".join(f"{name} x{n}" for name, n in info["transports"].items())
-        parts.append(f"{info['primary']} ({detail})")
+    if info.transports:
+        detail = ", ".join(f"{name} x{n}" for name, n in info.transports.items())
+        parts.append(f"{info.primary} ({detail})")
     else:
         parts.append("no channel lines (connections are made at the first collective)")
-    if info["networks"]:
-        parts.append("network " + "/".join(info["networks"]))
-    if info["nvls_used"]:
+    if info.networks:
+        parts.append("network " + "/".join(info.networks))
+    if info.nvls_used:
         parts.append("NVLS in use")
-    elif info["nvls_available"] is not None:
-        parts.append("NVLS " + ("available" if info["nvls_available"] else "not available"))
-    if info["version"]:
-        parts.append(f"NCCL {info['version']}")
+    elif info.nvls_available is not None:
+        parts.append("NVLS " + ("available" if info.nvls_available else "not available"))
+    if info.version:
+        parts.append(f"NCCL {info.version}")
     return ", ".join(parts)

@@ -84,6 +84,8 @@ def _history(
         elif latest:
             newest: dict[str, int] = {}
             for row in history.runs(limit=200):
+                if row.get("outcome") == "skipped":  # nothing ran (older databases kept these)
+                    continue
                 newest.setdefault(str(row["scenario"]), int(row["id"]))
             chosen = list(newest.values())[:LATEST_SCENARIOS]
             runs = history.readable(history.get_run, chosen)
@@ -117,7 +119,8 @@ def _bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
 
 def bench_charts(payload: dict[str, Any]) -> list[dict[str, Any]]:
     """Chart entries (id, title, svg, data) for one benchmark payload, via core.bench.charts."""
-    from core.bench.charts import build_charts, render_svg
+    from core.bench.charts import build_charts
+    from core.bench.svg import render_svg
 
     return [
         {"id": c.id, "title": c.title, "svg": render_svg(c), "data": c.to_dict()}

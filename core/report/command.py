@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -163,12 +162,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
-    from core.report import collect, load_report, redact, unredacted
+    from core.ops.report import build
+    from core.report import load_report, redact, unredacted
 
+    fleet = getattr(args, "fleet", None)
     if args.source:
         report = load_report(args.source)
+        if fleet:
+            from core.fleet.section import section_from_file
+            from core.models import to_builtins
+
+            report["fleet"] = to_builtins(section_from_file(fleet))
     else:
-        report = collect(
+        report = build(
             python=args.python,
             deep=not args.quick,
             error_text=_read_error(args.error),
@@ -176,11 +182,8 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             try_ids=[int(r.split(":")[1]) for r in args.runs or [] if isinstance(r, str)],
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
+            fleet=fleet,
         )
-    if getattr(args, "fleet", None):
-        from core.fleet.section import section_from_file
-
-        report["fleet"] = section_from_file(args.fleet)
     if args.no_redact:
         print(
             "cuda-clinic: redaction is OFF: this report may contain secrets, user and host "
@@ -216,13 +219,9 @@ def _read_error(path: str | None) -> str | None:
 
 
 def _pdf(report: dict[str, Any], output: str) -> int:
-    try:
-        # The PDF renderer lives with the GUI (it needs Qt); the name is looked up at run time
-        # so that the headless core never depends on it.
-        module = importlib.import_module("gui.report_pdf")
-    except ImportError:
-        raise UsageError("PDF needs the GUI extra (PySide6); use --format html or md") from None
-    data: bytes = module.render_pdf(report)
+    from core import pdf
+
+    data = pdf.render(report)  # the app's renderer (gui.cli provides it), or a one-line error
     _write(Path(output), data)
     print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
     return 0

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core.env.fields import first, lookup
+
 Env = Mapping[str, Any] | None
 
 # (template, field as the template words it, env JSON paths tried in order). The list is the
@@ -66,37 +68,6 @@ TEMPLATE_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     ("cudnn-collect-env", "environment variables (CUDA*, CUDNN*, TORCH*, NCCL*)", ("env_vars",)),
 )
-
-
-def lookup(env: Env, path: str) -> Any:
-    """The value at dotted `path` in the env JSON (list indexes as numbers), or None."""
-    node: Any = env
-    for part in path.split("."):
-        keyed = re.fullmatch(r"(\w+)\[([\w.-]+)\]", part)  # pip[torch]: the item named torch
-        if keyed and isinstance(node, Mapping):
-            items = node.get(keyed.group(1)) or []
-            node = next(
-                (i for i in items if isinstance(i, Mapping) and i.get("name") == keyed.group(2)),
-                None,
-            )
-        elif isinstance(node, Mapping):
-            node = node.get(part)
-        elif isinstance(node, Sequence) and not isinstance(node, str) and part.isdigit():
-            node = node[int(part)] if int(part) < len(node) else None
-        else:
-            return None
-        if node is None:
-            return None
-    return node
-
-
-def first(env: Env, paths: Sequence[str]) -> tuple[Any, str | None]:
-    """The first collected value among `paths` and the path it came from."""
-    for path in paths:
-        value = lookup(env, path)
-        if value not in (None, "", [], {}):
-            return value, path
-    return None, None
 
 
 def upstream_fields(env: Env) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from core.fleet.render import analysis_of, majority_rows, outlier_rows
 from core.report import text as tx
 from core.report.model import worst_first
 from core.report.scrub import MARK_RE, strip_marks
@@ -192,9 +193,9 @@ class _Html:
         a = fleet.get("analysis") or {}
         out = ["<h2>Fleet</h2>", f"<p>{_e(fleet.get('headline'))}</p>"]
         if a.get("majority"):
-            majority = tx.fleet_majority_rows(a)
+            majority = majority_rows(analysis_of(a))
             out.append(self.table(["Majority configuration", "Value", "Nodes"], majority))
-        outliers = tx.fleet_outlier_rows(a)
+        outliers = outlier_rows(analysis_of(a))
         if outliers:
             out.append("<h3>Nodes and GPUs that differ, most relevant first</h3>")
             out.append(self.table(["Node", "Differs in", "Node has", "Fleet has"], outliers))

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.fleet.render import analysis_of, majority_rows, outlier_rows
 from core.report import text as tx
 from core.report.model import worst_first
 
@@ -134,9 +135,11 @@ def _fleet(report: Mapping[str, Any], add: Any) -> None:
     a = fleet.get("analysis") or {}
     add(_Part(f"\n### Fleet\n\n{_inline(fleet.get('headline'))}\n\n"))
     if a.get("majority"):
-        rows = [[_inline(r[0]), _inline(r[1]), _inline(r[2])] for r in tx.fleet_majority_rows(a)]
+        rows = [
+            [_inline(r[0]), _inline(r[1]), _inline(r[2])] for r in majority_rows(analysis_of(a))
+        ]
         add(_Part(_table(["Majority configuration", "Value", "Nodes"], rows)))
-    rows = [[_inline(c) for c in r] for r in tx.fleet_outlier_rows(a)]
+    rows = [[_inline(c) for c in r] for r in outlier_rows(analysis_of(a))]
     if rows:
         add(_Part("\n**Nodes and GPUs that differ, most relevant first**\n\n"))
         add(_Part(_table(["Node", "Differs in", "Node has", "Fleet has"], rows)))

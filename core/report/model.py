@@ -7,7 +7,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from core import __version__
+from core.models import to_builtins
 from core.report.fields import summary_rows, upstream_fields
 from core.report.text import verdict_text
 
@@ -128,7 +131,10 @@ def _chart(chart: Mapping[str, Any], index: int) -> dict[str, Any]:
 
 
 def _plain(obj: Any) -> Any:
-    """A JSON-ready copy: objects with `to_dict()` are converted, tuples become lists."""
+    """A JSON-ready copy: models and objects with `to_dict()` are converted, tuples become
+    lists."""
+    if isinstance(obj, msgspec.Struct):
+        obj = to_builtins(obj)
     if hasattr(obj, "to_dict") and callable(obj.to_dict):
         obj = obj.to_dict()
     if isinstance(obj, Mapping):

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from core.env.fields import fmt as fmt  # noqa: PLC0414 (re-exported for the renderers)
 
 MAX_TABLE_COLUMNS = 8
 # A match from the user's own KB pack (--kb-extra), labelled as core/kb/render.py labels it.
 USER_ENTRY = "your own entry"
-
-
-def fmt(value: Any) -> str:
-    """A value as one short human string."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, Mapping | list):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return str(value)
 
 
 def duration(value: Any) -> str:
@@ -164,60 +152,3 @@ def bench_title(bench: Mapping[str, Any], index: int) -> str:
 def scalars(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The scalar (non-list, non-dict) fields of a dict as (key, text)."""
     return [(str(k), fmt(v)) for k, v in obj.items() if not isinstance(v, Mapping | list)]
-
-
-def fleet_majority_rows(analysis: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The fleet's majority configuration as (field, value, 'n of N') rows."""
-    return [
-        (m["field"], fleet_value(m.get("value")), f"{m.get('nodes')} of {m.get('of')}")
-        for m in analysis.get("majority") or []
-    ]
-
-
-def fleet_outlier_rows(analysis: Mapping[str, Any], limit: int = 6) -> list[tuple[str, ...]]:
-    """(node, field, node's value, fleet's value) for every node and GPU that differs; at most
-    `limit` rows per node (then one row saying how many more)."""
-    rows: list[tuple[str, ...]] = []
-    for o in analysis.get("outliers") or []:
-        diffs = o.get("differences") or []
-        for d in diffs[:limit]:
-            rows.append(
-                (o["node"], d["field"], fleet_value(d.get("node")), fleet_value(d.get("fleet")))
-            )
-        if len(diffs) > limit:
-            rows.append((o["node"], f"… and {len(diffs) - limit} more", "", ""))
-    for g in analysis.get("gpu_outliers") or []:
-        rows.append(
-            (
-                f"{g['node']} GPU {g['gpu']}",
-                g["field"],
-                gpu_value(g["field"], g.get("value")),
-                gpu_value(g["field"], g.get("fleet")),
-            )
-        )
-    return rows
-
-
-def fleet_value(value: Any, limit: int = 200) -> str:
-    """A fleet value in one line: repeated list items once with a count ('8 × NVIDIA H200'),
-    absence as 'none', long text cut."""
-    if isinstance(value, list):
-        items = [str(v) for v in value]
-        counted = [
-            f"{items.count(i)} × {i}" if items.count(i) > 1 else i for i in dict.fromkeys(items)
-        ]
-        text = ", ".join(counted) if counted else "none"
-    else:
-        text = "none" if value is None else " ".join(fmt(value).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def gpu_value(field: str, value: Any, other: Callable[[Any], str] = fmt) -> str:
-    """A GPU attribute in words: ECC on/off, memory in GiB, clocks in MHz; `other` for the rest."""
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if field == "memory" and isinstance(value, int | float):
-        return f"{round(value / 1024)} GiB"
-    if field.endswith("clock") and isinstance(value, int | float):
-        return f"{value} MHz"
-    return other(value)

@@ -4,7 +4,6 @@ that a killed app loses no saved run, before trusting the wizards on a productio
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -57,15 +56,10 @@ def run(args: argparse.Namespace) -> int:
     drills = run_selftest(args.python, kills=args.kills, cuda=not args.no_cuda)
     failed = [d for d in drills if d.status == FAILED]
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "passed": not failed,
-                    "drills": [d.to_dict() for d in drills],
-                },
-                indent=2,
-            )
-        )
+        from core.models import encode_json
+        from core.selftest.model import SelftestReport
+
+        print(encode_json(SelftestReport(passed=not failed, drills=[d.report() for d in drills])))
     else:
         width = max(len(d.name) for d in drills)
         for d in drills:

@@ -13,9 +13,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Dict, Union  # noqa: UP035 (runs in target interpreters older than 3.10)
 
-Emit = Callable[[dict[str, Any]], None]
+Scalar = Union[str, int, float, bool]  # noqa: UP007 (evaluated at run time, Python 3.9 too)
+Params = Dict[str, Scalar]  # noqa: UP006 (the step's parameters, JSON scalars)
+Result = Dict[str, Scalar]  # noqa: UP006 (what the step sends back)
+Emit = Callable[[Dict[str, Scalar]], None]  # noqa: UP006
 
 # The orphan's body: it reports its pid through a file, then sleeps far past any timeout.
 _ORPHAN = """
@@ -33,26 +36,26 @@ subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2], sys.argv[3]])
 """
 
 
-def segfault(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def segfault(params: Params, emit: Emit) -> Result:
     """Dereference NULL: SIGSEGV, as a crashing cuDNN or driver call would."""
     emit({"kind": "about_to_crash"})
     ctypes.string_at(0)
     return {}
 
 
-def abort(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def abort(params: Params, emit: Emit) -> Result:
     """abort(3): SIGABRT, as a failed C++ assertion in a library would."""
     os.abort()
 
 
-def hang(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def hang(params: Params, emit: Emit) -> Result:
     """Sleep far past the time limit, as a wedged NCCL call or a stalled kernel would."""
     emit({"kind": "hanging", "pid": os.getpid()})
     time.sleep(3600)
     return {}
 
 
-def flood(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def flood(params: Params, emit: Emit) -> Result:
     """Write `mb` MiB to stdout and stderr, as a runaway logging loop would."""
     block = b"x" * (1 << 20)
     for i in range(int(params["mb"])):
@@ -60,7 +63,7 @@ def flood(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"written_mb": int(params["mb"])}
 
 
-def orphan(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def orphan(params: Params, emit: Emit) -> Result:
     """Start a child that starts a grandchild and exits: the grandchild is orphaned.
 
     With `setsid` true the grandchild also leaves the process group, as a daemon would.
@@ -84,7 +87,7 @@ def orphan(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     raise RuntimeError("the orphan never started")
 
 
-def orphan_then_hang(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def orphan_then_hang(params: Params, emit: Emit) -> Result:
     """Leave an orphan that called setsid(), report its pid, then hang past the time limit."""
     value = orphan(params, emit)
     emit({"kind": "orphan", "pid": value["orphan"]})
@@ -92,7 +95,7 @@ def orphan_then_hang(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return value
 
 
-def balloon(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def balloon(params: Params, emit: Emit) -> Result:
     """Allocate memory until the allocation fails, under an address-space cap of `cap_mb`
     above what the interpreter already uses (so the drill never starves the machine)."""
     with open("/proc/self/statm") as handle:
@@ -104,12 +107,12 @@ def balloon(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         blocks.append(bytearray(16 << 20))
 
 
-def echo(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def echo(params: Params, emit: Emit) -> Result:
     """A well-behaved step: the worker must still run work after every drill."""
     return {"pid": os.getpid(), "python": sys.version.split()[0]}
 
 
-def cuda_assert(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cuda_assert(params: Params, emit: Emit) -> Result:
     """Index a CUDA tensor out of bounds: a device-side assert that poisons the context."""
     try:
         import torch
@@ -123,7 +126,7 @@ def cuda_assert(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"value": int(y.item())}  # never reached on a working GPU stack
 
 
-def cuda_after(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cuda_after(params: Params, emit: Emit) -> Result:
     """A fresh process computes on the GPU after the assert poisoned the previous one."""
     import torch
 

@@ -21,10 +21,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from core.fsutil import atomic_write_text
 from core.history import History
+from core.selftest.model import Fact
 
 DB_NAME = "history.sqlite"
 REPORT_NAME = "report.md"
@@ -90,9 +91,9 @@ class KillStats:
     leftover_temp_files: int = 0
     failures: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able data."""
-        return dict(self.__dict__)
+    def to_dict(self) -> dict[str, Fact]:
+        """Plain JSON-able data (a drill's facts)."""
+        return {**self.__dict__, "failures": list(self.failures)}
 
 
 def check_database(path: Path) -> str | None:

@@ -18,15 +18,18 @@ DESCRIPTION = (
     "and show the line in your code that raised it. With --fixes, re-run it once per no-code "
     "fix the matched entry declares (environment variables, torch switches applied by a "
     "start-up shim on the child's PYTHONPATH; nothing is written into your project) and say "
-    "which one works: fixed, still fails, fails differently, timed out, or located. 'Fixed' "
+    "which one works: fixed, still fails, fails differently, timed out, located, or can't test "
+    "here (a CUDA-only fix on a machine without CUDA is not re-run). 'Fixed' "
     "means the error did not recur and the run exited cleanly, printed the --until marker, or "
     "was still running at the timeout after 3x the original time to failure. Runs are saved "
     "(report --run try:N)."
 )
 EPILOG = (
     "Exit codes: 0 a fix was verified or located the error, or the command did not fail; 1 it "
-    "failed (or hung until --timeout) and no fix was verified; 2 bad usage (command not "
-    "found, not executable, bad folder)."
+    "failed (or hung until --timeout) and no fix was verified (a fix this machine cannot test, "
+    'such as a cuDNN switch on a CPU-only torch, is reported as "can\'t test here" and not '
+    "re-run); 2 bad usage (command not found, not executable, a python script that does not "
+    "exist, an interpreter that does not start, a bad folder)."
 )
 
 
@@ -80,6 +83,7 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
+    from core.answer.tryrun import attach_answer
     from core.tryrun.runner import TryOptions, run_try
 
     command = list(args.command)
@@ -100,14 +104,15 @@ def run(args: argparse.Namespace) -> int:
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
+        on_done=attach_answer,
     )
     unsaved = None
     if not args.no_save:
         from core.errors import HistoryError
-        from core.history import store
+        from core.ops.save import record_try
 
         try:
-            result.id = store("try", result.to_dict())
+            result.id = record_try(result.to_dict())
         except HistoryError as exc:  # busy: the run is kept and added later; say it last
             unsaved = exc
     if args.json:
@@ -159,30 +164,26 @@ def describe_rerun(run: FixRun, full: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render(result: TryResult) -> str:  # noqa: PLR0912 - one branch per part of the result
-    """The human-readable result."""
+def render(result: TryResult) -> str:
+    """The human-readable result: what ran, the answer, then each re-run's detail."""
     out = [f"\ncuda-clinic try: {' '.join(result.command)}  (in {result.cwd})"]
     out.append(f"original: {result.message}")
-    if result.entry:
-        e = result.entry
-        out.append(f"error: {e['id']} — {e['title']} (confidence {e['confidence']:.2f})")
-        if e.get("note"):
-            out.append(f"  note: {e['note']}")
-        for ev in e.get("evidence", [])[:3]:
-            out.append(f"  line {ev['line']}: {ev['text']}")
-    elif result.status == "failed":
-        out.append("error: no confident knowledge-base match (see `cuda-clinic match`)")
-    if result.frame:
-        from core.tryrun.locate import where
+    if result.machine:
+        out.append(f"machine: {result.machine.get('line')}")
+    if result.answer is not None:
+        from core.answer import answer_from_dict, render_answer
 
-        out.append(f"raised in your code at {where(result.frame)}")
+        out += ["", render_answer(answer_from_dict(result.answer)).rstrip("\n")]
     ran = [f for f in result.fixes if f.verdict]
     if result.fixes and not ran:
-        out.append("no-code fixes to try (add --fixes to re-run with each):")
+        out += ["", "no-code fixes to try (add --fixes to re-run with each):"]
         out.extend(describe_rerun(f) for f in result.fixes)
+    if ran:
+        out += ["", "re-runs:"]
     for f in ran:
         out.append(describe_rerun(f))
-        line = f"  -> {VERDICT_WORDS.get(f.verdict or '', f.verdict or '')}: {f.reason}"
+        word = VERDICT_WORDS.get(f.verdict or "", f.verdict or "")
+        line = f"  -> {word}: {f.reason}"
         if f.cost and f.cost.get("ratio"):
             line += (
                 f"; cost {f.cost['ratio']:.2f}x wall to {f.cost['reference']} "
@@ -191,12 +192,8 @@ def render(result: TryResult) -> str:  # noqa: PLR0912 - one branch per part of 
         out.append(line)
     if result.no_fix:
         out.append(f"no no-code fix: {result.no_fix['reason']}")
-        change = result.no_fix.get("code_change")
-        if change:
-            out.append(f"the knowledge base's code change: {change['title']}")
-            out.extend("    " + line for line in change["snippet"].splitlines())
     rec = result.recommendation
-    if rec and not (result.no_fix and rec["kind"] == "code"):
+    if rec and rec["kind"] != "code":
         out.append(f"recommendation: {rec['text']}")
         if rec.get("change"):
             out.extend("    " + line for line in rec["change"].splitlines())

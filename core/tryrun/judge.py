@@ -21,7 +21,7 @@ def failing_ids(log: str, kb: KnowledgeBase) -> tuple[list[str], dict[str, Any]]
     report = match(log, kb)
     ids = [m.id for m in report.confident]
     if report.root_cause:
-        root = report.root_cause["id"]
+        root = report.root_cause.id
         ids = [root, *[i for i in ids if i != root]]
     return ids, report.to_dict()
 

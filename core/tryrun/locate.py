@@ -79,7 +79,10 @@ def is_library(path: str) -> bool:
     """Whether a frame's file belongs to an installed library or the interpreter."""
     if path.startswith(_OWN_PSEUDO):
         return False
-    if path.startswith("<") or _LIBRARY.search(path):
+    # `<frozen runpy>`, `<built-in>`; but `<repo>/train.py` (a path a recording shortened)
+    if path.startswith("<") and not path.endswith(".py"):
+        return True
+    if _LIBRARY.search(path):
         return True
     return any(p in _LIBRARY_DIRS for p in _parts(path)[:-1])
 

@@ -6,7 +6,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-VERDICTS = ("fixed", "still_fails", "fails_differently", "timed_out", "located", "cancelled")
+VERDICTS = (
+    "fixed",
+    "still_fails",
+    "fails_differently",
+    "timed_out",
+    "located",
+    "cancelled",
+    "cannot_test",
+)
 VERDICT_WORDS = {
     "fixed": "fixed",
     "still_fails": "still fails",
@@ -14,6 +22,7 @@ VERDICT_WORDS = {
     "timed_out": "timed out",
     "located": "located",
     "cancelled": "cancelled",
+    "cannot_test": "can't test here",
 }
 
 
@@ -57,6 +66,9 @@ class TryResult:
     fixes: list[FixRun] = field(default_factory=list)
     no_fix: dict[str, Any] | None = None  # why nothing can be re-run, and the KB's code change
     recommendation: dict[str, Any] | None = None
+    # What ran it: {"line": "NVIDIA H200, torch 2.11.0+cu130", "torch", "torch_cuda", "gpus"}
+    machine: dict[str, Any] | None = None
+    answer: dict[str, Any] | None = None  # core.answer.Answer.to_dict(): what to do
     id: int | None = None
 
     @property

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from core.contain import Outcome, run_contained
 from core.errors import UsageError
 from core.tryrun.locate import user_frame
+from core.tryrun.machine import cannot_test, probe_machine
 from core.tryrun.model import FixRun, TryResult
-from core.tryrun.resolve import resolve_command, resolve_cwd
+from core.tryrun.resolve import check_starts, resolve_command, resolve_cwd
 from core.tryrun.shim import planned_env, prepare, shim_source
 
 # The KB (and its SQLite stack) is imported only once a run has failed: a command that passes
@@ -27,6 +28,9 @@ QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
 LineSink = Callable[[str, float, str], None]  # (phase, seconds, line)
 PhaseSink = Callable[[str, str], None]  # (phase, what the clinic waits for)
 FixSink = Callable[[FixRun], None]  # a re-run about to start (its exact env and shim)
+# Called with the KB still open once the run is judged (the command passes the answer's
+# core.answer.tryrun.attach_answer: the answer is a layer above try).
+DoneSink = Callable[[TryResult, "KnowledgeBase", str], None]
 BASE_ENV = {"PYTHONUNBUFFERED": "1"}  # every run alike, so output arrives as it is printed
 
 
@@ -68,6 +72,7 @@ def start(opts: TryOptions) -> TryResult:
     _until(opts.until)
     cwd = resolve_cwd(opts.cwd)
     argv = resolve_command(list(opts.command), cwd, opts.python)
+    check_starts(argv, cwd)
     return TryResult(
         command=list(opts.command),
         argv=argv,
@@ -166,6 +171,7 @@ def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
     result.matches = report["matches"]
     result.root_cause = report.get("root_cause")
     result.frame = user_frame(outcome.text(), _roots(Path(result.cwd), result.argv))
+    result.machine = probe_machine(result.argv)
     if ids:
         head = next(m for m in report["matches"] if m["id"] == ids[0])
         result.entry = {k: head[k] for k in ("id", "title", "confidence", "evidence", "note")}
@@ -252,6 +258,10 @@ def run_fixes(
             run.verdict, run.reason = "cancelled", "not run: cancelled"
             continue
         fix = next(f for f in kb.get(run.fix["entry"]).fixes if f.id == run.fix["id"])
+        reason = cannot_test(fix, result.machine)
+        if reason:  # not re-run: a CUDA-only switch says nothing on a machine without CUDA
+            run.verdict, run.reason = "cannot_test", reason
+            continue
         shim = prepare(fix, {**os.environ, **BASE_ENV})
         try:
             if on_fix:
@@ -312,9 +322,13 @@ def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
         }
     ids = [m["id"] for m in result.matches if m.get("confident")]
     fallback = no_fix(ids, kb)
+    untested = [f for f in result.fixes if f.verdict == "cannot_test"]
+    text = "no no-code fix worked on this machine; change the code"
+    if untested and len(untested) == len(result.fixes):
+        text = "the no-code fixes cannot be tested on this machine; change the code"
     return {
         "kind": "code",
-        "text": "no no-code fix worked on this machine; change the code",
+        "text": text,
         "change": (fallback.get("code_change") or {}).get("snippet", ""),
         "title": (fallback.get("code_change") or {}).get("title", ""),
     }
@@ -329,6 +343,7 @@ def run_try(
     on_phase: PhaseSink | None = None,
     on_fix: FixSink | None = None,
     cancel: threading.Event | None = None,
+    on_done: DoneSink | None = None,
 ) -> TryResult:
     """The whole `try`: the original run, then (with `fixes`) one re-run per fix.
 
@@ -352,6 +367,8 @@ def run_try(
             )
         elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
             result.recommendation = recommend(result, kb)
+        if on_done is not None:
+            on_done(result, kb, original.text())
     finally:
         kb.close()
     return result

@@ -44,11 +44,13 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
     cancel: threading.Event | None = None,
     save: bool = True,
 ) -> WizardRun:
-    """Run a scenario in the target interpreter; save it in the user database when `save`."""
+    """Run a scenario in the target interpreter; save it in the user database when `save`
+    (never a run that could not start here: `cannot_run` says why)."""
     from core.wizard.runner import run_wizard as run
 
     result = run(get_scenario(scenario_id), python, timeout, on_event, cancel)
-    if save:  # a busy database keeps the run for later and says so (HistoryBusyError)
+    # A run this machine could not make says nothing about the error: it is not kept.
+    if save and not result.cannot_run:  # busy: kept for later and said (HistoryBusyError)
         from core.history import store
 
         result.id = store("wizard", result.to_dict())

@@ -64,3 +64,15 @@ def why_not_here(req: Requirements, machine: Machine) -> str | None:
     if machine.gpus < gpus_needed:
         return f"needs {gpus_needed} GPUs; {machine.gpus} found here"
     return None
+
+
+def cuda_reason(machine: Machine) -> str:
+    """Why nothing CUDA can run with this machine's target interpreter ('' when it can): the
+    reason a CUDA-only fix is "can't test here" (`try`, the answer)."""
+    if not machine.torch:
+        return "torch is not installed in the target interpreter"
+    if not machine.torch_cuda:
+        return f"torch {machine.torch} here is a CPU-only build, so CUDA and cuDNN are never used"
+    if machine.gpus == 0:
+        return "no CUDA GPU is visible here (the NVIDIA driver reports none)"
+    return ""

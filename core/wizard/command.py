@@ -12,6 +12,14 @@ from typing import Any
 from core.kb.options import add_pack_option, add_yes_option
 
 WIDTH = 96
+CANNOT_RUN = 3
+EXIT_CODES = (
+    "Exit codes: 0 the wizard ran and gave its verdict (saved in the history); 1 it was "
+    "cancelled before a verdict; 2 bad usage (unknown scenario, bad --python or --timeout); "
+    "3 this machine cannot run it (e.g. it needs a CUDA GPU and torch here is a CPU-only "
+    "build): nothing ran and nothing was saved, and the knowledge base's recommended fix is "
+    "shown, marked as not verified on this machine."
+)
 
 
 def add_parser(
@@ -36,7 +44,14 @@ def add_parser(
         "run with the target interpreter (checked without importing torch).",
     )
     listing.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
-    run = sub.add_parser("run", parents=[json_opt], help="run one scenario")
+    run = sub.add_parser(
+        "run",
+        parents=[json_opt],
+        help="run one scenario",
+        description="Reproduce the documented error in an isolated process, then try each "
+        "workaround in a fresh one, and say which ones fix it here and what they cost.",
+        epilog=EXIT_CODES,
+    )
     run.add_argument(
         "id",
         help="scenario id (= KB entry id), e.g. cuda/rnn-dtype-mismatch, or the id of one of "
@@ -134,11 +149,32 @@ def _run(args: argparse.Namespace) -> int:
         cancel.set()
         raise
     data = result.to_dict()
+    if result.cannot_run:
+        return _cannot_run(scenario.id, result.cannot_run, data, args.json)
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         print(render_run(data))
-    return 0
+    return 1 if result.outcome == "cancelled" else 0
+
+
+def _cannot_run(scenario_id: str, reason: str, data: dict[str, Any], as_json: bool) -> int:
+    """Nothing ran: say why, and show the KB's fix marked as not verified here (exit 3)."""
+    from core.answer import entry_answer, render_answer
+    from core.kb import open_kb
+
+    with open_kb() as kb:
+        answer = entry_answer(
+            kb.get(scenario_id),
+            note=f"not verified on this machine: the wizard cannot run here ({reason})",
+        )
+    if as_json:
+        print(json.dumps({**data, "answer": answer.to_dict()}, indent=2))
+    else:
+        print(f"{scenario_id}: cannot run on this machine: {reason}")
+        print("Nothing was run or saved. What the knowledge base recommends instead:\n")
+        print(render_answer(answer).rstrip("\n"))
+    return CANNOT_RUN
 
 
 def _scenario_id(args: argparse.Namespace) -> str:

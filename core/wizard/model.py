@@ -153,12 +153,16 @@ class WizardRun:
     duration_s: float
     extras: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
+    # Why nothing ran: this machine cannot run the scenario (no CUDA GPU, a CPU-only torch).
+    # Such a run is not saved, and `wizard run` exits 3.
+    cannot_run: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The wizard-run JSON of DESIGN.md (scenario, environment, steps, verdict, ...)."""
         data = {
             "schema_version": 1,
             "id": self.id,
+            "cannot_run": self.cannot_run,
             "scenario": self.scenario,
             "python": self.python,
             "environment": self.environment,

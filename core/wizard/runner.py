@@ -26,6 +26,7 @@ STATUS_OUTCOME = {
 
 
 MAX_ERROR_LINE = 1000
+CANCELLED = "cancelled by the user"
 
 
 def _error_line(result: StepResult) -> str | None:
@@ -327,7 +328,7 @@ def run_wizard(
         environment = environment_for(worker.python, runtime)
         reason = unmet_requirement(scenario, runtime, worker.python)
         if cancel is not None and cancel.is_set():
-            reason = "cancelled by the user"
+            reason = CANCELLED
         if reason is not None:
             records = [_skipped(scenario.repro, "repro", reason)]
             records += [_skipped(step, "workaround", reason) for step in scenario.workarounds]
@@ -347,4 +348,5 @@ def run_wizard(
         started=started,
         duration_s=time.monotonic() - clock,
         extras={key: value for key, value in extras.items() if key != "recommendations"},
+        cannot_run=reason if reason is not None and reason != CANCELLED else "",
     )

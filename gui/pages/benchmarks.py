@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.bench import run_sweep
 from core.bench.charts import BarChart, build_charts, compare_chart
 from core.bench.recommend import environment_line
+from core.ops.bench import bench
 from gui.charts import ChartView
 from gui.context import AppContext
 from gui.pages.base import Page, label, scroll_column
@@ -158,7 +158,7 @@ class BenchmarksPage(Page):
         self.message.setText(f"Starting the {kind} sweep in {self.ctx.target.effective} …")
         self.begin_busy()
         self.task = self.ctx.tasks.start_run(
-            lambda on_event, cancel: run_sweep(
+            lambda on_event, cancel: bench(
                 kind, quick=quick, python=python, on_event=on_event, cancel=cancel
             ),
             name="bench",

@@ -15,23 +15,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.kb import KnowledgeBase, MatchReport, match
+from core.answer import Answer
+from core.kb import KnowledgeBase, MatchReport
+from core.ops.diagnose import diagnose, matches_only
+from core.wizard.availability import Machine
 from gui.context import AppContext
 from gui.pages.base import Page, label, scroll_column
+from gui.widgets.answer_card import AnswerCard
 from gui.widgets.cards import FindingBox
 from gui.widgets.log_input import LogInput, read_log
 from gui.widgets.match_card import MatchCard
 
 MATCH_DELAY_MS = 250
 
-Result = tuple[str, MatchReport, dict[str, str]]
+Result = tuple[str, MatchReport, dict[str, str], Answer]
 
 
-def _diagnose(text: str, kb: KnowledgeBase) -> Result:
-    """Match `text` and look up which matched entries have a wizard."""
-    report = match(text, kb, top=5)
+def _diagnose(text: str, kb: KnowledgeBase, machine: Machine | None = None) -> Result:
+    """Match `text`, build its answer, and look up which matched entries have a wizard."""
+    result = diagnose(text, kb, top=5, machine=machine)
+    report = matches_only(result)
     entries = kb.get_many([m.id for m in report.matches])
-    return text, report, {i: e.scenario for i, e in entries.items()}
+    assert result.answer is not None
+    return text, report, {i: e.scenario for i, e in entries.items()}, result.answer
+
+
+def _machine(python: str | None) -> Machine:
+    """What this machine can test (quick detection: no torch import)."""
+    from core.env import detect
+
+    return Machine.from_environment(detect(python))
 
 
 class DiagnosePage(Page):
@@ -48,6 +61,9 @@ class DiagnosePage(Page):
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
         self.report: MatchReport | None = None
+        self.answer: Answer | None = None
+        self.answer_card: AnswerCard | None = None
+        self.machine: Machine | None = None
         self.cards: list[MatchCard] = []
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -69,7 +85,7 @@ class DiagnosePage(Page):
         self.input.file_dropped.connect(self.load_file)
         splitter.addWidget(self.input)
         splitter.addWidget(self._build_results())
-        splitter.setSizes([500, 540])
+        splitter.setSizes([440, 600])
         self.body.addWidget(splitter, 1)
         QShortcut(QKeySequence("Ctrl+O"), self).activated.connect(self._on_open_file)
         QShortcut(QKeySequence("Ctrl+Return"), self).activated.connect(self.diagnose)
@@ -91,6 +107,18 @@ class DiagnosePage(Page):
         if isinstance(arg, str) and arg:
             self.input.setPlainText(arg)
         self.input.setFocus()
+        if self.machine is None:
+            self._check_machine()
+
+    def _check_machine(self) -> None:
+        """Learn what this machine can test, then answer again with it (off the GUI thread)."""
+        python = self.ctx.target.path
+        self.ctx.tasks.run(lambda: _machine(python), self._on_machine, lambda _exc: None)
+
+    def _on_machine(self, machine: Machine) -> None:
+        self.machine = machine
+        if self.report is not None:
+            self.diagnose()
 
     def refresh(self) -> None:
         """Run the match again."""
@@ -109,7 +137,8 @@ class DiagnosePage(Page):
             self._show_empty()
             return
         self.begin_busy()
-        self.ctx.data.kb(lambda kb: _diagnose(text, kb), self._on_matched, self._on_failed)
+        machine = self.machine
+        self.ctx.data.kb(lambda kb: _diagnose(text, kb, machine), self._on_matched, self._on_failed)
 
     def load_file(self, path: str) -> None:
         """Read a log file off the GUI thread and diagnose it."""
@@ -149,6 +178,7 @@ class DiagnosePage(Page):
 
     def _show_empty(self) -> None:
         self.report = None
+        self.answer = None
         self._clear_cards()
         self.input.setExtraSelections([])
         self.headline.setText("Results appear here as soon as you paste.")
@@ -158,6 +188,7 @@ class DiagnosePage(Page):
         for card in self.cards:
             card.deleteLater()
         self.cards = []
+        self.answer_card = None
         while self.results.count() > 1:
             item = self.results.takeAt(0)
             widget = item.widget() if item else None
@@ -166,14 +197,17 @@ class DiagnosePage(Page):
 
     def _on_matched(self, result: Result) -> None:
         self.end_busy()
-        text, report, scenarios = result
+        text, report, scenarios, answer = result
         if text != self.input.toPlainText():
             return  # the text changed meanwhile; a newer match is on its way
         self.report = report
+        self.answer = answer
         self._clear_cards()
         colors = self.ctx.theme.colors
         confident = report.confident
-        if confident:
+        if answer.entry:
+            self.headline.setText(f"Most likely: {answer.title}")
+        elif confident:
             self.headline.setText(f"Most likely: {confident[0].title}")
         elif report.matches:
             self.headline.setText("No confident match; these come closest")
@@ -183,12 +217,18 @@ class DiagnosePage(Page):
         if report.truncated:
             scanned += " (only the end of this very long text)"
         self.summary.setText(f"{scanned} · {len(confident)} confident of {len(report.matches)}")
+        if answer.entry:
+            self.answer_card = AnswerCard(answer, colors)
+            self.answer_card.verify.connect(self._on_verify)
+            self.answer_card.open_entry.connect(lambda i: self.navigate.emit("knowledge", i))
+            self.results.insertWidget(self.results.count() - 1, self.answer_card)
+            heading = label("Ranked matches", "h2")
+            self.results.insertWidget(self.results.count() - 1, heading)
         if report.root_cause:
             root = report.root_cause
             box = FindingBox(
                 "warning",
-                f"The headline error usually masks an earlier one: {root['id']} at line "
-                f"{root['line']}.",
+                f"The headline error usually masks an earlier one: {root.id} at line {root.line}.",
                 "Fix the earlier error first; the later one often disappears with it.",
                 colors,
             )
@@ -207,6 +247,22 @@ class DiagnosePage(Page):
             return
         lines = [(ev.line, ev.text) for m in self.report.matches for ev in m.evidence]
         self.highlighted = self.input.highlight_lines(lines, self.ctx.theme.colors.highlight_line)
+        # Bring the line that proves the answer into view (else the first matched line).
+        ev = self.answer.cause.evidence if self.answer is not None else None
+        first = ev.line - 1 if ev is not None else min(self.highlighted, default=None)
+        if first is not None:
+            self.input.scroll_to_block(first)
+
+    def _on_verify(self, command: str) -> None:
+        """Open what verifies the answer here: the wizard, or "Your script" with the command."""
+        nxt = self.answer.next if self.answer is not None else None
+        if nxt is None:
+            return
+        if nxt.kind == "wizard":
+            self.navigate.emit("wizard", command.rsplit(" ", 1)[-1])
+        elif nxt.kind == "try":
+            words = command.split(" -- ", 1)[-1] if " -- " in command else ""
+            self.navigate.emit("wizard", {"try": words})
 
     def _on_show_line(self, line: int) -> None:
         self.input.scroll_to_block(line - 1)

@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.env import Environment, detect
+from core.env import Environment
 from core.env.runner import CheckCancelledError
-from core.env.saved import SavedEnvironment, load_saved, rederive
+from core.env.saved import SavedEnvironment
+from core.ops.env import check_env, open_saved_env
 from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.widgets import env_cards
@@ -33,8 +34,7 @@ from gui.widgets.layout import clear_layout
 
 def _open_saved(path: str) -> SavedEnvironment:
     """A saved environment with its findings derived again by this version's checks."""
-    saved = load_saved(path)
-    rederive(saved)
+    saved, _env = open_saved_env(path)
     return saved
 
 
@@ -244,7 +244,7 @@ class EnvironmentPage(Page):
             # Deep mode may take minutes (first CUDA use can JIT-compile); its run thread never
             # holds up closing the app: shutting the runner down sets the run's cancel event.
             task = self.ctx.tasks.start_run(
-                lambda _e, stop: detect(python, deep=True, cancel=stop),
+                lambda _e, stop: check_env(python, deep=True, cancel=stop),
                 "env-deep",
                 on_finished=self._on_detected,
                 on_failed=self._on_failed,
@@ -252,7 +252,7 @@ class EnvironmentPage(Page):
             self._cancel = task.cancel_event
         else:
             self.ctx.tasks.run(
-                lambda: detect(python, cancel=cancel), self._on_detected, self._on_failed
+                lambda: check_env(python, cancel=cancel), self._on_detected, self._on_failed
             )
 
     def _on_tick(self) -> None:

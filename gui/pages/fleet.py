@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
@@ -20,10 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.fleet.render import difference_text, gpu_value
-from core.fleet.saved import load_analysed
-from core.fleet.section import fleet_section
-from core.report.text import fleet_majority_rows
+from core.fleet.model import Difference, FleetSection, GpuOutlier, NodeRow
+from core.fleet.render import difference_text, gpu_text, majority_rows
+from core.ops.fleet import open_section
 from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.theme import Colors
@@ -36,23 +36,33 @@ _KEYS = ("driver", "cudnn", "torch", "nccl", "gpus")
 Index = QModelIndex | QPersistentModelIndex
 
 
-def node_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass
+class Row:
+    """A table row: the node's short row and how it stands against the majority."""
+
+    node: NodeRow
+    kind: Literal["outlier", "failed", "same"]
+    diffs: list[Difference] = field(default_factory=list)
+    gpu_diffs: list[GpuOutlier] = field(default_factory=list)
+
+
+def node_rows(section: FleetSection) -> list[Row]:
     """Table rows, most relevant first: nodes that differ (in the analysis' order), nodes that
     gave no environment, then the nodes like the majority in name order."""
-    analysis = section.get("analysis") or {}
-    first = {o["node"]: o["differences"] for o in analysis.get("outliers") or []}
-    gpus: dict[str, list[dict[str, Any]]] = {}
-    for g in analysis.get("gpu_outliers") or []:
-        gpus.setdefault(g["node"], []).append(g)
+    first = {o.node: o.differences for o in section.analysis.outliers}
+    gpus: dict[str, list[GpuOutlier]] = {}
+    for g in section.analysis.gpu_outliers:
+        gpus.setdefault(g.node, []).append(g)
     rank = {name: i for i, name in enumerate(first)}
     rows = []
-    for node in section.get("nodes") or []:
-        name = node["fleet_node"]
-        diffs = first.get(name) or []
-        kind = "failed" if node["status"] != "ok" else "outlier" if diffs else "same"
-        rows.append({**node, "kind": kind, "diffs": diffs, "gpu_diffs": gpus.get(name, [])})
+    for node in section.nodes:
+        diffs = first.get(node.name) or []
+        kind: Literal["outlier", "failed", "same"] = (
+            "failed" if node.status != "ok" else "outlier" if diffs else "same"
+        )
+        rows.append(Row(node, kind, list(diffs), gpus.get(node.name, [])))
     order = {"outlier": 0, "failed": 1, "same": 2}
-    rows.sort(key=lambda r: (order[r["kind"]], rank.get(r["fleet_node"], 0)))
+    rows.sort(key=lambda r: (order[r.kind], rank.get(r.node.name, 0)))
     return rows
 
 
@@ -61,10 +71,10 @@ class NodeModel(QAbstractTableModel):
 
     def __init__(self, colors: Colors, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[Row] = []
         self.colors = colors
 
-    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+    def set_rows(self, rows: list[Row]) -> None:
         """Replace every row."""
         self.beginResetModel()
         self.rows = rows
@@ -94,36 +104,34 @@ class NodeModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self.cell(row, index.column())
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row["reason"] if row["kind"] == "failed" else self.cell(row, 3)
-        if role == Qt.ItemDataRole.BackgroundRole and row["kind"] != "same":
-            bg = self.colors.error_bg if row["kind"] == "failed" else self.colors.warning_bg
+            return row.node.reason if row.kind == "failed" else self.cell(row, 3)
+        if role == Qt.ItemDataRole.BackgroundRole and row.kind != "same":
+            bg = self.colors.error_bg if row.kind == "failed" else self.colors.warning_bg
             return QBrush(QColor(bg))
         return None
 
     @staticmethod
-    def cell(row: dict[str, Any], column: int) -> str:
+    def cell(row: Row, column: int) -> str:
         """The text of one cell."""
         if column == 2:
-            return str(len(row["diffs"]) + len(row["gpu_diffs"]) or "")
+            return str(len(row.diffs) + len(row.gpu_diffs) or "")
         if column == 3:
             return _first_difference(row)
-        key = ("fleet_node", "status", "", "", *_KEYS)[column]
-        value = row.get(key)
+        key = ("name", "status", "", "", *_KEYS)[column]
+        value = getattr(row.node, key)
         return "" if value is None else str(value)
 
 
-def _first_difference(row: dict[str, Any]) -> str:
-    if row["kind"] == "failed":
-        return str(row["reason"])
-    if row["diffs"]:
-        return difference_text(row["diffs"][0])
-    return _gpu_text(row["gpu_diffs"][0]) if row["gpu_diffs"] else ""
+def _first_difference(row: Row) -> str:
+    if row.kind == "failed":
+        return row.node.reason
+    if row.diffs:
+        return difference_text(row.diffs[0])
+    return _gpu_text(row.gpu_diffs[0]) if row.gpu_diffs else ""
 
 
-def _gpu_text(g: dict[str, Any]) -> str:
-    field = g["field"]
-    node, fleet = gpu_value(field, g["value"]), gpu_value(field, g["fleet"])
-    return f"GPU {g['gpu']}: {field} {node} (fleet: {fleet})"
+def _gpu_text(g: GpuOutlier) -> str:
+    return f"GPU {g.gpu}: {gpu_text(g)}"
 
 
 class FleetPage(Page):
@@ -139,7 +147,7 @@ class FleetPage(Page):
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
-        self.section: dict[str, Any] | None = None
+        self.section: FleetSection | None = None
         self.path: str | None = None
         for text, slot in (("Open folder…", self._on_open_folder), ("Open fleet JSON…", None)):
             button = QPushButton(text)
@@ -185,18 +193,16 @@ class FleetPage(Page):
         self.path = path
         self.headline.setText(f"Opening {path} …")
         self.begin_busy()
-        self.ctx.tasks.run(
-            lambda: fleet_section(*load_analysed(path)), self._on_loaded, self._on_failed
-        )
+        self.ctx.tasks.run(lambda: open_section(path), self._on_loaded, self._on_failed)
 
-    def show_section(self, section: dict[str, Any]) -> None:
+    def show_section(self, section: FleetSection) -> None:
         """Show an already built fleet section (the report's, or one just collected)."""
         self.section = section
-        self.headline.setText(str(section.get("headline") or ""))
+        self.headline.setText(section.headline)
         self._fill()
         self._show_majority()
 
-    def _on_loaded(self, section: dict[str, Any]) -> None:
+    def _on_loaded(self, section: FleetSection) -> None:
         self.end_busy()
         self.show_section(section)
         self.status.emit(f"Opened {self.path}")
@@ -228,7 +234,7 @@ class FleetPage(Page):
             return
         rows = node_rows(self.section)
         if self.only_outliers.isChecked():
-            rows = [r for r in rows if r["kind"] != "same"]
+            rows = [r for r in rows if r.kind != "same"]
         self.model.set_rows(rows)
         for column, width in ((0, 110), (1, 90), (2, 60), (3, 360)):
             self.table.setColumnWidth(column, width)
@@ -242,12 +248,14 @@ class FleetPage(Page):
             self.detail.setHtml(node_detail_html(self.model.rows[current.row()]))
 
     def _show_majority(self) -> None:
-        analysis = (self.section or {}).get("analysis") or {}
+        if self.section is None:
+            return
+        analysis = self.section.analysis
         rows = "".join(
             f"<tr><td><b>{_e(f)}</b></td><td>{_e(v)}</td><td>{_e(n)}</td></tr>"
-            for f, v, n in fleet_majority_rows(analysis)
+            for f, v, n in majority_rows(analysis)
         )
-        ref = analysis.get("reference")
+        ref = analysis.reference
         self.detail.setHtml(
             f"<h3>Majority configuration</h3><p>Reference node: {_e(ref)}. Select a node to "
             f"see how it differs.</p><table cellpadding='3'>{rows}</table>"
@@ -256,7 +264,7 @@ class FleetPage(Page):
     def select_node(self, name: str) -> bool:
         """Select the row of node `name` (shows its detail); False if it is not listed."""
         for i, row in enumerate(self.model.rows):
-            if row["fleet_node"] == name:
+            if row.node.name == name:
                 self.table.selectRow(i)
                 return True
         return False
@@ -266,26 +274,26 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def node_detail_html(row: dict[str, Any]) -> str:
+def node_detail_html(row: Row) -> str:
     """One node: why it failed, or each difference from the majority and each odd GPU."""
-    name = _e(row["fleet_node"])
-    if row["kind"] == "failed":
-        return f"<h3>{name}: {_e(row['status'])}</h3><p>{_e(row['reason'])}</p>"
+    name = _e(row.node.name)
+    if row.kind == "failed":
+        return f"<h3>{name}: {_e(row.node.status)}</h3><p>{_e(row.node.reason)}</p>"
     parts = [f"<h3>{name}</h3>"]
-    facts = [(c, row.get(k)) for c, k in zip(COLUMNS[4:], _KEYS, strict=True)]
+    facts = [(c, getattr(row.node, k)) for c, k in zip(COLUMNS[4:], _KEYS, strict=True)]
     parts.append(
         "<table cellpadding='2'>"
         + "".join(f"<tr><td><b>{_e(c)}</b></td><td>{_e(v)}</td></tr>" for c, v in facts)
         + "</table>"
     )
-    if not row["diffs"] and not row["gpu_diffs"]:
+    if not row.diffs and not row.gpu_diffs:
         parts.append("<p>Like the majority.</p>")
-    if row["diffs"]:
-        parts.append(f"<h4>Differs from the majority in {len(row['diffs'])}</h4><ul>")
-        parts += [f"<li>{_e(difference_text(d))}</li>" for d in row["diffs"]]
+    if row.diffs:
+        parts.append(f"<h4>Differs from the majority in {len(row.diffs)}</h4><ul>")
+        parts += [f"<li>{_e(difference_text(d))}</li>" for d in row.diffs]
         parts.append("</ul>")
-    if row["gpu_diffs"]:
+    if row.gpu_diffs:
         parts.append("<h4>GPUs that differ</h4><ul>")
-        parts += [f"<li>{_e(_gpu_text(g))}</li>" for g in row["gpu_diffs"]]
+        parts += [f"<li>{_e(_gpu_text(g))}</li>" for g in row.gpu_diffs]
         parts.append("</ul>")
     return "".join(parts)

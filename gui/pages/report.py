@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.fsutil import atomic_write_text
-from core.report import Redaction, collect, redact, render
+from core.ops.report import build
+from core.report import Redaction, redact, render
 from gui.context import AppContext
 from gui.pages.base import Page, label
 
@@ -44,7 +45,7 @@ def _build(
     """Collect the report from this machine and redact it (seconds: env detection runs);
     `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's own."""
     skipped: list[str] = []  # stored runs that did not load
-    report = collect(
+    report = build(
         python=python,
         deep=deep,
         error_text=error_text,

@@ -28,7 +28,9 @@ from core.tryrun.model import VERDICT_WORDS
 from gui.context import AppContext
 from gui.pages.base import label
 from gui.tasks import RunTask
+from gui.widgets.answer_card import AnswerCard
 from gui.widgets.interpreter import InterpreterPicker
+from gui.widgets.layout import clear_layout
 from gui.widgets.log_view import LogView
 
 FLUSH_S = 0.1  # lines reach the GUI in batches at most this often (a flood stays responsive)
@@ -151,6 +153,9 @@ class TryTab(QWidget):
         right_column = QVBoxLayout(right)
         right_column.setContentsMargins(0, 0, 0, 0)
         right_column.addWidget(label("What happened", "h2"))
+        self.answer_holder = QVBoxLayout()
+        right_column.addLayout(self.answer_holder)
+        self.answer_card: AnswerCard | None = None
         self.results = QTextBrowser()
         right_column.addWidget(self.results, 1)
         self.confirm_button = QPushButton("Run these re-runs")
@@ -184,6 +189,7 @@ class TryTab(QWidget):
         self.result, self.original = result, None
         self.log.clear()
         self.results.clear()
+        self._show_answer(None)
         self.confirm_button.setVisible(False)
         self._launch(lambda emit, cancel: self._run_original(result, emit, cancel), "try")
 
@@ -242,6 +248,7 @@ class TryTab(QWidget):
 
     @staticmethod
     def _run_original(result: Any, emit: Any, cancel: threading.Event) -> Any:
+        from core.answer.tryrun import attach_answer
         from core.kb import open_kb
         from core.tryrun.runner import recommend, run_original
 
@@ -256,12 +263,15 @@ class TryTab(QWidget):
             )
             if result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
                 result.recommendation = recommend(result, kb)
+            if result.status in ("failed", "timed_out"):
+                attach_answer(result, kb, original.text())
         batch.close()
         _save(result, emit)
         return ("original", result, original)
 
     @staticmethod
     def _run_fixes(result: Any, original: Any, emit: Any, cancel: threading.Event) -> Any:
+        from core.answer.tryrun import attach_answer
         from core.kb import open_kb
         from core.tryrun.runner import run_fixes
 
@@ -274,6 +284,7 @@ class TryTab(QWidget):
 
         with open_kb() as kb:
             run_fixes(result, original, kb, on_line=batch.add, on_phase=phase, cancel=cancel)
+            attach_answer(result, kb, original.text())
         batch.close()
         _save(result, emit)
         return ("fixes", result, original)
@@ -301,9 +312,46 @@ class TryTab(QWidget):
         self._ended()
         self.result, self.original = result, original
         self.status.setText(result.summary() or result.message)
+        self._show_answer(result.answer)
         self.results.setHtml(result_html(result))
+        self._scroll_to_error()
         can_fix = phase == "original" and result.status == "failed" and bool(result.fixes)
         self.fixes_button.setEnabled(can_fix)
+        if self.answer_card is not None:
+            button = self.answer_card.verify_button
+            button.setEnabled(can_fix)
+            button.setToolTip(
+                "Re-run your command once per no-code fix (you see the list first)"
+                if can_fix
+                else "Nothing left to re-run: the details below say what each re-run showed"
+            )
+
+    def _show_answer(self, data: dict[str, Any] | None) -> None:
+        """The answer card on top of the details (none before a run has failed)."""
+        clear_layout(self.answer_holder)
+        self.answer_card = None
+        if not data:
+            return
+        from core.answer import answer_from_dict
+
+        answer = answer_from_dict(data)
+        if answer.entry is None:
+            return
+        # On this tab the user's script already is the repro: "try fixes" is the next step.
+        self.answer_card = AnswerCard(answer, self.ctx.theme.colors, verify_text="Try fixes…")
+        self.answer_card.verify.connect(lambda _c: self.show_plan())
+        self.answer_holder.addWidget(self.answer_card)
+
+    def _scroll_to_error(self) -> None:
+        """Bring the line the answer rests on into view in the (wrapped) log."""
+        answer = self.answer_card.answer if self.answer_card is not None else None
+        ev = answer.cause.evidence if answer is not None else None
+        needle = ev.text.strip()[:120] if ev is not None else ""
+        if needle:
+            found = self.log.document().find(needle)
+            if not found.isNull():
+                self.log.setTextCursor(found)
+                self.log.centerCursor()
 
     def _on_failed(self, exc: BaseException) -> None:
         self._ended()
@@ -322,10 +370,10 @@ def _save(result: Any, emit: Any) -> None:
     """Save the run; a busy database keeps it for later, and the log says so (the result
     still shows)."""
     from core.errors import HistoryError
-    from core.history import store
+    from core.ops.save import record_try
 
     try:
-        result.id = store("try", result.to_dict())
+        result.id = record_try(result.to_dict())
     except HistoryError as exc:
         emit({"type": "lines", "text": f"Not saved: {exc}"})
 
@@ -335,15 +383,18 @@ def result_html(result: Any) -> str:
     from core.tryrun.locate import where
 
     e = html.escape
+    carded = bool(result.answer and result.answer.get("entry"))  # the answer card shows it
     parts = [f"<p><b>{e(' '.join(result.command))}</b>: {e(result.message)}</p>"]
-    if result.entry:
+    if result.machine:
+        parts.append(f"<p>Ran on: {e(str(result.machine.get('line')))}</p>")
+    if result.entry and not carded:
         parts.append(
             f"<p>Error: <b>{e(result.entry['title'])}</b> (<code>{e(result.entry['id'])}</code>, "
             f"confidence {result.entry['confidence']:.2f})</p>"
         )
         lines = "".join(f"<li><code>{e(ev['text'])}</code></li>" for ev in result.entry["evidence"])
         parts.append(f"<ul>{lines}</ul>")
-    if result.frame:
+    if result.frame and not carded:
         parts.append(f"<p>Raised in your code at <code>{e(where(result.frame))}</code></p>")
     for run in result.fixes:
         verdict = VERDICT_WORDS.get(run.verdict or "", "not run yet")
@@ -355,7 +406,7 @@ def result_html(result: Any) -> str:
     if result.no_fix:
         parts.append(f"<p>No no-code fix: {e(result.no_fix['reason'])}</p>")
         change = result.no_fix.get("code_change")
-        if change:
+        if change and not carded:
             parts.append(f"<p>{e(change['title'])}:</p><pre>{e(change['snippet'])}</pre>")
     rec = result.recommendation
     if rec and rec.get("kind") != "code":

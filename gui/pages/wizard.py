@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -29,8 +30,8 @@ from gui.charts import ChartView
 from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.tasks import RunTask
+from gui.widgets.answer_card import AnswerCard
 from gui.widgets.cards import FindingBox, KeyValueGrid
-from gui.widgets.code import CodeBlock
 from gui.widgets.entry_view import markdown_html
 from gui.widgets.layout import clear_layout
 from gui.widgets.log_view import LogView
@@ -39,7 +40,6 @@ from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
 from gui.widgets.wizard_view import (
     STEP_TITLES,
     StepTable,
-    best_snippet,
     describe_event,
     timing_chart,
     verdict_html,
@@ -85,6 +85,8 @@ class WizardPage(Page):
         self.run: dict[str, Any] | None = None
         self.env: Environment | None = None
         self.entry: Entry | None = None
+        self.cannot_run = ""  # why this machine cannot run the chosen scenario ("" if it can)
+        self.answer_card: AnswerCard | None = None
         self.run_button = QPushButton("Run on this machine")
         self.run_button.setProperty("primary", True)
         self.run_button.clicked.connect(self.start)
@@ -156,6 +158,7 @@ class WizardPage(Page):
         reproduce = QPushButton("Reproduce on this machine")
         reproduce.setProperty("primary", True)
         reproduce.clicked.connect(self.start)
+        self.reproduce_button = reproduce
         self.step_label = label("", "muted", wrap=True)
         self.run_progress = QProgressBar()
         self.run_progress.setTextVisible(False)
@@ -184,7 +187,6 @@ class WizardPage(Page):
             _pane(self.table),
             _pane(self.chart_note, self.chart, export_row, stretch=1),
             _pane(
-                label("The code change to make", "h2"),
                 snippet_widget,
                 self.verdict,
                 report_button,
@@ -212,7 +214,14 @@ class WizardPage(Page):
             button.setVisible(index == 0)
 
     def activate(self, arg: Any = None) -> None:
-        """`arg` is a scenario id (from the KB or Diagnose page) to open."""
+        """`arg` is a scenario id (from the KB or Diagnose page) to open, or {"try": command}
+        to open "Your script" with that command filled in (Diagnose's "Verify" button)."""
+        if isinstance(arg, dict) and "try" in arg:
+            self.tabs.setCurrentWidget(self.try_tab)
+            if arg["try"]:
+                self.try_tab.command.setText(str(arg["try"]))
+            self.try_tab.folder.setFocus()
+            return
         if isinstance(arg, str):
             self.select(arg)
         elif self.scenario is None:
@@ -252,6 +261,7 @@ class WizardPage(Page):
             return  # a group header
         self.scenario = get_scenario(str(item.data(Qt.ItemDataRole.UserRole)))
         self.run = None
+        self.cannot_run = ""
         self.run_button.setText("Run on this machine")  # "Re-run" belongs to the last scenario
         self.stepper.reset()
         self.table.set_steps([s.to_dict() for s in self.scenario.steps], self.ctx.theme.colors)
@@ -281,6 +291,8 @@ class WizardPage(Page):
     def _on_entry(self, entry: Entry) -> None:
         self.entry = entry
         self._render_what()
+        if self.run is not None or self.cannot_run:
+            self._show_fix(self.run)
 
     def _check_machine(self) -> None:
         if self.scenario is None:
@@ -324,18 +336,35 @@ class WizardPage(Page):
         self.machine.add_row("This scenario needs", needs)
         clear_layout(self.machine_note_layout)
         colors = self.ctx.theme.colors
-        if s.requirements.cuda and not (env.torch.cuda and env.gpus):
+        self.cannot_run = why_not_here(s.requirements, Machine.from_environment(env)) or ""
+        if self.cannot_run:
             note = FindingBox(
                 "warning",
-                "This machine cannot reproduce this error: it needs a CUDA GPU and a CUDA "
-                "build of torch.",
-                "Running it here records every step as skipped, with that reason. Pick "
-                "another interpreter above, or run it on a GPU machine.",
+                f"This machine cannot run this wizard: {self.cannot_run}.",
+                "Nothing will be run or saved here. The Fix step shows what the knowledge "
+                "base recommends, not verified on this machine. Pick another interpreter "
+                "above, or run it on a GPU machine.",
                 colors,
             )
         else:
             note = FindingBox("ok", "This machine can run this scenario.", "", colors)
         self.machine_note_layout.addWidget(note)
+        self._set_runnable()
+
+    def _set_runnable(self) -> None:
+        """Run buttons: disabled, with the reason, where this machine cannot run the wizard;
+        then the Fix step shows the KB's fix, marked not verified on this machine."""
+        busy = self.task is not None and self.task.is_running()
+        for button in (self.run_button, self.reproduce_button):
+            button.setEnabled(not self.cannot_run and not busy)
+            button.setToolTip(f"Cannot run here: {self.cannot_run}" if self.cannot_run else "")
+        if self.cannot_run and self.run is None and self.scenario is not None:
+            self.stepper.reached = RECOMMEND
+            self.verdict.setHtml(
+                f"<p>Nothing was run on this machine: {html.escape(self.cannot_run)}.</p>"
+            )
+            self._show_fix(None)
+            self.show_step(self.stack.currentIndex())
 
     def _on_machine_failed(self, exc: BaseException) -> None:
         self.machine.clear()
@@ -347,6 +376,9 @@ class WizardPage(Page):
     def start(self) -> None:
         """Run the chosen scenario (a re-run when one was shown) in the target interpreter."""
         if self.scenario is None or (self.task is not None and self.task.is_running()):
+            return
+        if self.cannot_run:
+            self.status.emit(f"Cannot run here: {self.cannot_run}.")
             return
         scenario_id = self.scenario.id
         python = self.ctx.target.path
@@ -402,6 +434,13 @@ class WizardPage(Page):
     def _on_finished(self, result: Any) -> None:
         self._run_ended()
         run = result.to_dict()
+        if run.get("cannot_run"):
+            self.cannot_run = str(run["cannot_run"])
+            self.status.emit(f"Cannot run here: {self.cannot_run}. Nothing was saved.")
+            self.stepper.reset()
+            self._set_runnable()
+            self.show_step(RECOMMEND)
+            return
         self.show_run(run)
         self.status.emit(f"Wizard finished: {run.get('outcome')}.")
         self._load_history()
@@ -414,7 +453,7 @@ class WizardPage(Page):
 
     def _run_ended(self) -> None:
         self.end_busy()
-        self.run_button.setEnabled(True)
+        self.run_button.setEnabled(not self.cannot_run)
         self.run_button.setText("Re-run")
         self.cancel_button.setEnabled(False)
         self.scenario_list.setEnabled(True)
@@ -433,19 +472,44 @@ class WizardPage(Page):
         self.step_label.setText(f"Finished in {float(run.get('duration_s', 0)):.1f} s: {outcome}.")
         self.run_progress.setValue(self.run_progress.maximum())
         failed = outcome in ("crashed", "timed_out", "cancelled")
-        # A skipped run did not reproduce or try anything: no tick on those steps.
-        state = "failed" if failed else "skipped" if outcome == "skipped" else "done"
+        # A skipped run did not reproduce or try anything: no tick on those steps, and the
+        # Results and Fix steps do not turn green either.
+        skipped = outcome == "skipped"
+        state = "failed" if failed else "skipped" if skipped else "done"
         self.stepper.set_state(REPRODUCE, state)
-        self.stepper.set_state(WORKAROUNDS, "skipped" if outcome == "skipped" else "done")
+        self.stepper.set_state(WORKAROUNDS, "skipped" if skipped else "done")
+        self.stepper.set_state(RESULTS, "skipped" if skipped else "done")
+        self.stepper.set_state(RECOMMEND, "skipped" if skipped else "done")
         self.stepper.reached = RECOMMEND
         self._render_results(run)
         self.verdict.setHtml(verdict_html(run, colors))
-        clear_layout(self.snippet_holder)
-        snippet = best_snippet(run)
-        self.snippet_holder.addWidget(
-            CodeBlock(snippet) if snippet else label("No verified fix to recommend.", "muted")
-        )
+        self._show_fix(run)
         self.show_step(RECOMMEND)
+
+    def _show_fix(self, run: dict[str, Any] | None) -> None:
+        """The Fix step: the answer for this entry, ranked with what this run verified; when
+        nothing ran here, the KB's fix, marked not verified on this machine."""
+        clear_layout(self.snippet_holder)
+        self.answer_card = None
+        entry = self.entry
+        if entry is None or self.scenario is None or entry.id != self.scenario.id:
+            self.snippet_holder.addWidget(label("Loading the knowledge base's fix …", "muted"))
+            return
+        from core.answer import entry_answer
+        from core.answer.local import wizard_fixes
+
+        ran = run is not None and run.get("outcome") != "skipped" and not run.get("cannot_run")
+        reason = self.cannot_run or str((run or {}).get("cannot_run") or "")
+        if not ran and not reason and run is not None:
+            first: dict[str, Any] = next(iter(run.get("steps") or []), {})
+            reason = str(first.get("note") or "it was skipped")
+        note = f"not verified on this machine: {reason}" if not ran else ""
+        answer = entry_answer(entry, local=wizard_fixes(run) if ran and run else (), note=note)
+        card = AnswerCard(answer, self.ctx.theme.colors, verify_text="Verify on your script")
+        card.open_button.setVisible(False)
+        card.verify.connect(lambda command: self.activate({"try": command.split(" -- ", 1)[-1]}))
+        self.answer_card = card
+        self.snippet_holder.addWidget(card)
 
     def _render_results(self, run: dict[str, Any]) -> None:
         chart = timing_chart(run)

@@ -41,7 +41,8 @@ class LogInput(QPlainTextEdit):
         super().__init__(parent)
         self.setProperty("code", True)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # Wrapped, so the error line is never clipped at the right edge (kernel asserts are long).
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setPlaceholderText(
             "Paste an error message, a traceback or a whole training log here,\n"
             "or drop a log file onto this box."

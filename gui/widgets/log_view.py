@@ -17,7 +17,8 @@ class LogView(QPlainTextEdit):
         self.setProperty("code", True)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setMaximumBlockCount(MAX_BLOCKS)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # Wrapped: a traceback's last line (the error) is often the longest one.
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setPlaceholderText("The run's log appears here.")
 
     def append_line(self, text: str) -> None:

@@ -203,12 +203,3 @@ def _claim_verdict(holds: object, colors: Colors) -> tuple[str, str]:
 
 def _ratio(value: object) -> str:
     return f"{float(value):.2f}x" if isinstance(value, (int, float)) else "—"
-
-
-def best_snippet(run: dict[str, Any]) -> str:
-    """The code change to make: the snippet of the first verified fix."""
-    fixes = dig(run, "verdict.verified_fixes") or []
-    for fix in fixes:
-        if fix.get("snippet"):
-            return str(fix["snippet"])
-    return ""

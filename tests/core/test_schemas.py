@@ -66,7 +66,26 @@ def test_check_reports_a_stale_schema_and_write_fixes_it(tmp_path: Path) -> None
 
 # Every `--json` output of a command that can run here, with the schema it must match.
 # Each owner adds the commands of their package (env, wizard run, bench, report, ...).
-OUTPUTS: list[tuple[str, list[str]]] = []
+OUTPUTS: list[tuple[str, list[str]]] = [
+    ("match", ["match", "--json", "tests/data/matcher/cases/assert-detectors-13.txt"]),
+    ("match", ["match", "--json", "README.md"]),  # text with no GPU error: no confident match
+    ("fleet", ["fleet", "--from", "tests/data/fleet/nodes", "--json"]),
+    ("fleet", ["fleet", "--from", "tests/data/fleet/gpu/fleet_deep.json", "--json"]),
+    ("nccl", ["nccl", "--nproc", "2", "--sizes", "8B:64B", "--iters", "2", "--json"]),
+    ("selftest", ["selftest", "--json", "--kills", "2", "--no-cuda"]),
+]
+
+# Saved files (recorded on the GPU machine or written by the clinic) and the schema they match.
+SAVED: list[tuple[str, str]] = [
+    ("selftest", "tests/data/selftest/gpu.json"),
+    ("fleet", "tests/data/fleet/gpu/fleet_quick.json"),
+    ("fleet", "tests/data/fleet/gpu/fleet_deep.json"),
+]
+
+
+@pytest.mark.parametrize(("name", "path"), SAVED)
+def test_saved_files_validate_against_their_schema(name: str, path: str) -> None:
+    _validate(name, json.loads((REPO / path).read_text(encoding="utf-8")))
 
 
 def cli_json(argv: list[str]) -> Any:

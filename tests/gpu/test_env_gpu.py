@@ -128,3 +128,55 @@ def test_deep_reads_each_loaded_library_version_from_its_own_file() -> None:
     assert core and core[0].version == decode_cudnn(torch.backends.cudnn.version())
     assert env.cudnn.version_source in ("symbol", "file-name")
     assert env.torch.cudnn_runtime and env.torch.cudnn_compile
+
+
+def test_nvml_links_read_through_ctypes_match_nvidia_ml_py() -> None:
+    """The links the quick probe reads (ctypes) are NVIDIA's binding's, value for value."""
+    pynvml = pytest.importorskip("pynvml")
+    from core.env.probe.nvml_links import generation, probe_links
+
+    links = probe_links()
+    assert links["error"] is None
+    pynvml.nvmlInit()
+    try:
+        for gpu in links["gpus"]:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(gpu["index"])
+            for link in gpu["nvlinks"]:
+                assert bool(pynvml.nvmlDeviceGetNvLinkState(handle, link["link"])) == link["active"]
+                if link["active"]:
+                    raw = pynvml.nvmlDeviceGetNvLinkVersion(handle, link["link"])
+                    assert link["version"] == raw and link["generation"] == generation(raw)
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def test_fatbin_reader_finds_torchs_own_architectures() -> None:
+    """libtorch_cuda.so's .nv_fatbin lists the SASS torch.cuda.get_arch_list() names."""
+    from core.env.probe.ecosystem import library
+
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cuda.so"
+    found = library(str(lib))
+    assert found["fatbin"] and found["entries"] > 0
+    wanted = {
+        int(a.split("_")[1].rstrip("af")) for a in torch.cuda.get_arch_list() if a.startswith("sm_")
+    }
+    assert wanted <= set(found["sass"]), (wanted, found["sass"])
+
+
+def test_a_healthy_machine_has_no_damaged_library_and_the_warmup_ran() -> None:
+    import json
+    import tempfile
+
+    from core.env.probe import script_path
+
+    env = detect(deep=True)
+    assert env.libraries.get("damaged") == [], env.libraries.get("damaged")
+    assert not [f for f in env.findings if f.id.startswith(("lib.", "ext.", "triton."))]
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "deep.json"
+        subprocess.run([sys.executable, str(script_path("deep")), "--out", str(out)], check=True)
+        deep = json.loads(out.read_text())
+    warm = deep["cuda_warmup"]
+    assert warm["init"] == "CUDA_SUCCESS" and warm["done"]
+    assert all(d["context"] == "CUDA_SUCCESS" for d in warm["devices"])
+    assert len(warm["devices"]) == torch.cuda.device_count()

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from core.env.multigpu import collect
+from core.env import detect
+from core.models import to_builtins
 from core.nccl.launch import LaunchSpec
 from core.nccl.run import run_nccl
 
@@ -18,7 +19,8 @@ if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
 
 
 def test_env_section_sees_every_gpu_and_the_peer_matrix() -> None:
-    section = collect(sys.executable, torch.cuda.device_count())
+    section = detect(sys.executable, deep=True).multi_gpu
+    assert section is not None
     count = torch.cuda.device_count()
     assert section["torch"]["device_count"] == count
     assert len(section["torch"]["peer_access"]) == count * (count - 1)
@@ -36,7 +38,7 @@ def test_two_nccl_ranks_move_the_right_data_over_what_nccl_chose() -> None:
         pg_timeout=60,
         env={"NCCL_DEBUG": "INFO"},
     )
-    report = run_nccl(spec)
+    report = to_builtins(run_nccl(spec))
     assert report["status"] == "ok", report["hang"]
     assert report["backend"] == "nccl"
     assert not report["wrong_results"]

@@ -79,3 +79,36 @@ def test_unreadable_file_is_one_sentence(qtbot, ctx: AppContext, tmp_path: Path)
     page.load_file(str(tmp_path / "missing.log"))
     qtbot.wait_until(lambda: page.summary.text().startswith("Could not read"), timeout=10000)
     assert not ctx.errors.unexpected
+
+
+# The case of issue 17 (its own example, written out in the format torch prints): an embedding
+# index past the table, raised from the user's model.py:37.
+EMBEDDING_LOG = (CASES.parents[1] / "answer" / "issue-17-embedding.txt").read_text(encoding="utf-8")
+
+
+def test_an_embedding_index_log_gets_the_answer_card_on_top(qtbot, ctx: AppContext) -> None:
+    """The answer card leads: the sub-cause (an embedding index past num_embeddings), the
+    user's own line (model.py:37, not torch's sparse.py), the fix with Copy, and Verify."""
+    from PySide6.QtGui import QGuiApplication
+
+    page = _page(qtbot, ctx)
+    page.input.setPlainText(EMBEDDING_LOG)
+    qtbot.wait_until(lambda: page.answer_card is not None, timeout=30000)
+    card = page.answer_card
+    assert page.results.indexOf(card) == 0  # on top of the ranked matches
+    assert "embedding" in card.cause.text() and "srcIndex < srcSelectDimSize" in card.cause.text()
+    assert "num_embeddings" in card.cause.text()
+    assert card.where is not None
+    assert card.where.text() == "model.py:37 in forward: x = self.embed(input_ids)"
+    assert card.fix_title is not None and "embedding table" in card.fix_title.text()
+    assert card.code is not None and "emb.num_embeddings" in card.code.code
+    card.code.copy_button.click()
+    assert "resize_token_embeddings" in QGuiApplication.clipboard().text()
+    assert card.verify_button.isEnabled() and card.verify_button.text() == "Verify on this machine"
+    assert card.next_label.text() == "Next: cuda-clinic try --fixes -- python train.py"
+    with qtbot.wait_signal(page.navigate, timeout=2000) as verify:
+        card.verify_button.click()
+    assert verify.args == ["wizard", {"try": "python train.py"}]
+    # The line that proves the cause is highlighted and in view in the wrapped paste box.
+    assert 0 in page.highlighted
+    assert page.input.lineWrapMode() == page.input.LineWrapMode.WidgetWidth

@@ -33,10 +33,12 @@ def test_a_failing_script_is_matched_then_fixed_after_the_user_sees_the_reruns(
     qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
     assert tab.result.status == "failed"
     assert "deterministic mode on" in tab.log.toPlainText()  # the live log
-    assert "cuda/nondeterministic-op" in tab.results.toPlainText()
-    assert "deterministic_put.py:13" in tab.results.toPlainText()  # the user's raising line
-    assert tab.fixes_button.isEnabled()
-    tab.fixes_button.click()
+    card = tab.answer_card  # the answer leads: cause, the user's raising line, the fix
+    assert card is not None and card.answer.entry == "cuda/nondeterministic-op"
+    assert card.where is not None and card.where.text().startswith("deterministic_put.py:13")
+    assert card.code is not None and card.code.code.strip()
+    assert tab.fixes_button.isEnabled() and card.verify_button.isEnabled()
+    card.verify_button.click()  # "Try fixes…" on the card lists the re-runs, as the button does
     plan = tab.results.toPlainText()
     assert "deterministic-warn-only" in plan and "warn_only=True" in plan  # the exact shim
     assert "PYTHONPATH=<shim folder>" in plan
@@ -48,6 +50,9 @@ def test_a_failing_script_is_matched_then_fixed_after_the_user_sees_the_reruns(
     )
     verdicts = {r.fix["id"]: r.verdict for r in tab.result.fixes}
     assert verdicts["deterministic-warn-only"] == "fixed"
+    best = tab.answer_card.answer.best
+    assert best is not None and best.status == "verified_here" and best.source == "try"
+    assert best.fix_id == "deterministic-warn-only" and "try:" in best.sure
     text = tab.results.toPlainText()
     assert "deterministic-warn-only" in text and "fixed" in text
     assert "Recommendation: verified here" in text

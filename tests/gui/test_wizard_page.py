@@ -106,25 +106,46 @@ def test_history_run_reopens(qtbot, ctx: AppContext) -> None:
     assert page.run["verdict"]["summary"] == first["verdict"]["summary"]
 
 
-def test_cuda_only_scenario_is_skipped_without_ticks_or_refuted_claims(
+def test_gpu_only_wizard_is_disabled_here_and_its_fix_is_shown_not_verified(
     qtbot, ctx: AppContext
 ) -> None:
-    """On a CPU build the run is skipped: no step is ticked and no claim is called false."""
+    """On a CPU build the GPU-only wizard cannot run: Run is disabled with the reason, nothing
+    runs or is saved, no step turns green, and the Fix step still shows the knowledge base's
+    recommended fix, marked "not verified on this machine"."""
+    from core.history import History
+    from core.kb import open_kb
+
     page = WizardPage(ctx)
     qtbot.addWidget(page)
     page.activate("cuda/cudnn-status-not-initialized")
-    page.start()
-    qtbot.wait_until(lambda: page.run is not None, timeout=120000)
-    assert page.run["outcome"] == "skipped"
-    for index in (REPRODUCE, REPRODUCE + 1):
+    qtbot.wait_until(lambda: bool(page.cannot_run), timeout=60000)
+    assert "needs a CUDA GPU" in page.cannot_run
+    for button in (page.run_button, page.reproduce_button):
+        assert not button.isEnabled() and "needs a CUDA GPU" in button.toolTip()
+    page.start()  # a click that got through anyway does nothing
+    assert page.task is None and page.run is None
+    qtbot.wait_until(lambda: page.answer_card is not None, timeout=30000)
+    with open_kb() as kb:
+        best = next(
+            w
+            for w in kb.get("cuda/cudnn-status-not-initialized").workarounds
+            if w.verdict == "fixes"
+        )
+    card = page.answer_card
+    assert card.fix_title is not None and card.code is not None
+    assert card.code.code == best.snippet
+    assert "not verified on this machine" in card.answer.note
+    page.show_step(RECOMMEND)
+    assert page.stack.currentIndex() == RECOMMEND
+    for index in range(REPRODUCE, RECOMMEND + 1):
         assert not page.stepper.buttons[index].text().startswith("✓")
-    verdict = page.verdict.toPlainText()
-    assert page.run["verdict"]["claims"], "the scenario carries seed claims"
-    assert "not verified" in verdict and "does not hold" not in verdict
-    # Another scenario has never run here: its button does not say "Re-run".
-    assert page.run_button.text() == "Re-run"
+    with History.open() as history:
+        assert history.runs() == []
+    # A scenario that runs here is enabled again.
     page.select(SCENARIO)
     assert page.run_button.text() == "Run on this machine"
+    qtbot.wait_until(page.run_button.isEnabled, timeout=60000)
+    assert not page.cannot_run
 
 
 def test_scenarios_are_grouped_by_need_and_say_why_they_cannot_run_here(

@@ -1,19 +1,29 @@
-"""Deep probe: imports torch, runs a tiny conv FIRST, then matmul and LSTM, reads what got loaded.
+"""Deep probe: imports torch once, runs a tiny conv FIRST, then every GPU's checks at once.
 
-The first thing after `import torch` is a tiny conv on cuda:0, as a user's first model would do:
-asking torch for cuDNN's version first would consume torch's one-time cuDNN version check and
-let the conv pass where the user's program fails. Every exception torch raises is kept verbatim
-(type and full message) under `errors`, with the stage it came from. Which library files were
-really mapped, and their versions, come from /proc/self/maps after the ops (libmaps.py).
+Order, and why:
+1. Before `import torch`, a thread starts the CUDA driver and each GPU's primary context
+   (cudawarm.py): context creation overlaps the seconds the import takes.
+2. `import torch`.
+3. A tiny conv on cuda:0, as a user's first model would do. Asking torch for cuDNN's version
+   first would consume torch's one-time cuDNN version check and let the conv pass where the
+   user's program fails. This conv is also torch's one CUDA initialisation: when it fails
+   before CUDA is up (a malformed PYTORCH_CUDA_ALLOC_CONF, a driver too old), nothing touches
+   CUDA again. A second `_cuda_init` after a failed one finds the caching allocator's per-GPU
+   table sized but empty and the first allocation dereferences a null pointer (SIGSEGV):
+   that, not the setting, is what killed earlier versions of this probe.
+4. Build flags and cuDNN versions, then each GPU's matmul/conv/LSTM in its own thread, while
+   this thread asks for peer access between GPUs and torch's NCCL backend.
+5. Which library files are really mapped, and their versions (/proc/self/maps, libmaps.py).
 
-Run by path in the target interpreter. It prints one JSON object on the stdout it started with;
-anything torch or a library prints goes to stderr instead, so the JSON stays parseable. Before
-each risky stage it writes `cuda-clinic-stage: NAME` to stderr, so a parent that sees the child
-die (a segfault in a library) can say where. A failing torch import is a result, not a crash.
+Every exception torch raises is kept verbatim under `errors`. Run by path in the target
+interpreter; with `--out PATH` it writes its one JSON object there, else on the stdout it started
+with; anything torch or a library prints goes to stderr. Stage markers on stderr (gpuchecks.py)
+and Python's faulthandler say where the child was if a library kills it.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import importlib.util
 import json
 import os
@@ -28,33 +38,6 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == HERE:
     del sys.path[0]
 
 
-def stage(name: str) -> None:
-    """Tell the parent which stage is running (seen only if the child dies)."""
-    sys.stderr.write(f"cuda-clinic-stage: {name}\n")
-    sys.stderr.flush()
-
-
-def error_text(exc: BaseException) -> str:
-    """`Type: first line of the message`."""
-    message = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
-
-
-MAX_MESSAGE = 4000
-ERRORS: list[dict[str, Any]] = []
-
-
-def keep_error(stage_name: str, exc: BaseException) -> None:
-    """Keep torch's own words: the exception's type and its whole message, verbatim."""
-    ERRORS.append(
-        {
-            "stage": stage_name,
-            "type": type(exc).__name__,
-            "message": str(exc).strip()[:MAX_MESSAGE],
-        }
-    )
-
-
 def _sibling(name: str) -> Any:
     """Import probe script `name` from this folder (the probe runs by path, not as a package)."""
     path = os.path.join(HERE, f"{name}.py")
@@ -66,57 +49,8 @@ def _sibling(name: str) -> Any:
     return module
 
 
-def device_checks(torch: Any, index: int) -> list[dict[str, Any]]:
-    """A tiny matmul (cuBLAS), conv (cuDNN) and LSTM (cuDNN RNN) on one GPU, each timed."""
-    device = torch.device("cuda", index)
-
-    def matmul() -> None:
-        a = torch.randn(64, 64, device=device)
-        (a @ a).sum().item()
-
-    def conv() -> None:
-        x = torch.randn(2, 3, 16, 16, device=device)
-        w = torch.randn(4, 3, 3, 3, device=device)
-        torch.nn.functional.conv2d(x, w, padding=1).sum().item()
-
-    def lstm() -> None:
-        layer = torch.nn.LSTM(8, 16).to(device)
-        out, _ = layer(torch.randn(5, 2, 8, device=device))
-        out.sum().item()
-
-    results = []
-    for name, fn in (("matmul", matmul), ("conv", conv), ("lstm", lstm)):
-        stage(f"{name} on cuda:{index}")
-        t0 = time.perf_counter()
-        try:
-            fn()
-            torch.cuda.synchronize(device)
-            results.append({"device": f"cuda:{index}", "op": name, "ok": True, "error": None})
-        except Exception as exc:  # a failing op is the finding, not a probe failure
-            keep_error(f"{name} on cuda:{index}", exc)
-            results.append(
-                {"device": f"cuda:{index}", "op": name, "ok": False, "error": error_text(exc)}
-            )
-        results[-1]["seconds"] = round(time.perf_counter() - t0, 4)
-    return results
-
-
-def device_info(torch: Any, index: int) -> dict[str, Any]:
-    """What torch's CUDA runtime says about one device (its order may differ from NVML's)."""
-    props = torch.cuda.get_device_properties(index)
-    info: dict[str, Any] = {
-        "index": index,
-        "name": props.name,
-        "compute_capability": [props.major, props.minor],
-        "memory_total_mb": int(props.total_memory) // (1024 * 1024),
-        "multi_processor_count": getattr(props, "multi_processor_count", None),
-    }
-    uuid = getattr(props, "uuid", None)
-    info["uuid"] = f"GPU-{uuid}" if uuid is not None and not str(uuid).startswith("GPU-") else uuid
-    bus = [getattr(props, k, None) for k in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
-    if all(isinstance(v, int) for v in bus):
-        info["pci_bus_id"] = f"{bus[0]:08X}:{bus[1]:02X}:{bus[2]:02X}.0"
-    return info
+GPU = _sibling("gpuchecks")
+LOG = GPU.Log()
 
 
 def _xnnpack() -> bool:
@@ -126,21 +60,16 @@ def _xnnpack() -> bool:
     return bool(torch.backends.xnnpack.enabled)  # type: ignore[attr-defined]
 
 
-def first_conv(torch: Any) -> dict[str, Any]:
-    """The user's first model in miniature: a conv on cuda:0 before anything else touches cuDNN."""
-    stage("first conv on cuda:0")
-    t0 = time.perf_counter()
-    result: dict[str, Any] = {"device": "cuda:0", "op": "first-conv", "ok": True, "error": None}
+def _guarded(out: dict[str, Any], key: str, fn: Any) -> None:
+    """out[key] = fn(), or None with torch's words kept."""
+    LOG.begin(key)
     try:
-        x = torch.randn(2, 3, 16, 16, device="cuda:0")
-        w = torch.randn(4, 3, 3, 3, device="cuda:0")
-        torch.nn.functional.conv2d(x, w, padding=1).sum().item()
-        torch.cuda.synchronize(0)
+        out[key] = fn()
     except Exception as exc:
-        keep_error("first conv on cuda:0", exc)
-        result.update(ok=False, error=error_text(exc))
-    result["seconds"] = round(time.perf_counter() - t0, 4)
-    return result
+        out[key] = None
+        out.setdefault("errors", {})[key] = GPU.error_text(exc)
+        LOG.keep(key, exc)
+    LOG.done(key)
 
 
 def _cudnn_versions(torch: Any) -> dict[str, Any]:
@@ -155,37 +84,12 @@ def _cudnn_versions(torch: Any) -> dict[str, Any]:
             out[key] = ".".join(str(v) for v in getattr(cudnn, name)())
         except Exception as exc:
             out[key] = None
-            keep_error(key, exc)
+            LOG.keep(key, exc)
     return out
 
 
-def torch_section(torch: Any, out: dict[str, Any]) -> None:
-    """Versions, CUDA init, the first conv, then build flags, devices and the tiny ops."""
-    out["version"] = getattr(torch, "__version__", None)
-    out["file"] = getattr(torch, "__file__", None)
-    version = getattr(torch, "version", None)
-    out["cuda"] = getattr(version, "cuda", None)
-    out["hip"] = getattr(version, "hip", None)
-    out["debug"] = getattr(version, "debug", None)
-    for key, fn in (
-        ("is_available", lambda: bool(torch.cuda.is_available())),
-        ("device_count", lambda: int(torch.cuda.device_count())),
-    ):
-        stage(key)
-        try:
-            out[key] = fn()
-        except Exception as exc:
-            out[key] = None
-            out.setdefault("errors", {})[key] = error_text(exc)
-            keep_error(key, exc)
-    if out.get("is_available"):
-        stage("cuda init")
-        try:
-            torch.cuda.init()
-        except Exception as exc:
-            out.setdefault("errors", {})["cuda_init"] = error_text(exc)
-            keep_error("cuda init", exc)
-        out["first_op"] = first_conv(torch)
+def _build_flags(torch: Any, out: dict[str, Any]) -> None:
+    """Arch list, cuDNN and NCCL versions: none of them initialises CUDA."""
     guarded = {
         "arch_list": lambda: list(torch.cuda.get_arch_list()),
         "cudnn_available": lambda: bool(torch.backends.cudnn.is_available()),
@@ -196,74 +100,120 @@ def torch_section(torch: Any, out: dict[str, Any]) -> None:
     if out["cuda"]:
         guarded["nccl_version"] = lambda: ".".join(str(v) for v in torch.cuda.nccl.version())
     for key, fn in guarded.items():
-        stage(key)
-        try:
-            out[key] = fn()
-        except Exception as exc:
-            out[key] = None
-            out.setdefault("errors", {})[key] = error_text(exc)
-            keep_error(key, exc)
+        _guarded(out, key, fn)
     if out["cuda"]:
-        stage("cudnn versions")
         out.update(_cudnn_versions(torch))
-    out["devices"], out["checks"] = [], []
+
+
+def torch_section(torch: Any, out: dict[str, Any]) -> None:
+    """Versions, the first conv (the one CUDA init), build flags, then all GPUs at once."""
+    out["version"] = getattr(torch, "__version__", None)
+    out["file"] = getattr(torch, "__file__", None)
+    version = getattr(torch, "version", None)
+    out["cuda"] = getattr(version, "cuda", None)
+    out["hip"] = getattr(version, "hip", None)
+    out["debug"] = getattr(version, "debug", None)
+    _guarded(out, "is_available", lambda: bool(torch.cuda.is_available()))
+    _guarded(out, "device_count", lambda: int(torch.cuda.device_count()))
+    cuda_up = False
     if out.get("is_available"):
-        for index in range(out.get("device_count") or 0):
-            try:
-                out["devices"].append(device_info(torch, index))
-            except Exception as exc:
-                keep_error(f"device {index}", exc)
-                out["devices"].append({"index": index, "error": error_text(exc)})
-            out["checks"] += device_checks(torch, index)
+        out["first_op"] = GPU.first_conv(torch, LOG)
+        cuda_up = bool(torch.cuda.is_initialized())
+        if not cuda_up:
+            out.setdefault("errors", {})["cuda_init"] = out["first_op"]["error"]
+            out["cuda_init_failed"] = True  # nothing below touches CUDA again
+    _build_flags(torch, out)
+    out["devices"], out["checks"] = [], []
+    count = int(out.get("device_count") or 0) if cuda_up else 0
+    if count:
+        t0 = time.perf_counter()
+        threads_result = _devices_and_peers(torch, count)
+        for item in threads_result["devices"]:
+            out["devices"].append(item["device"])
+            out["checks"] += item["checks"]
+        out["peers"] = threads_result["peers"]
+        out["gpu_seconds"] = round(time.perf_counter() - t0, 4)
+
+
+def _devices_and_peers(torch: Any, count: int) -> dict[str, Any]:
+    """Every GPU's checks in threads while this thread reads peer access (2+ GPUs)."""
+    import threading
+
+    box: dict[str, Any] = {}
+    worker = threading.Thread(
+        target=lambda: box.update(devices=GPU.all_devices(torch, count, LOG)), name="gpus"
+    )
+    worker.start()
+    peers = GPU.peers(torch, count, LOG) if count >= 2 else None
+    worker.join()
+    return {"devices": box.get("devices") or [], "peers": peers}
+
+
+def _import_torch(result: dict[str, Any]) -> Any:
+    LOG.begin("import torch")
+    t0 = time.perf_counter()
+    torch: Any = None
+    try:
+        import torch
+    except BaseException as exc:  # SystemExit and friends from a broken install too
+        LOG.keep("import torch", exc)
+        result["torch"] = {
+            "imported": False,
+            "import_error": GPU.error_text(exc),
+            "traceback": traceback.format_exc(limit=-8),
+        }
+    result["timings"]["import"] = round(time.perf_counter() - t0, 4)
+    LOG.done("import torch")
+    return torch
+
+
+def _output() -> Any:
+    """Where the JSON goes: --out PATH, else the stdout the probe started with."""
+    args = sys.argv[1:]
+    if "--out" in args and args.index("--out") + 1 < len(args):
+        return open(args[args.index("--out") + 1], "w", encoding="utf-8")
+    return os.fdopen(os.dup(1), "w")
 
 
 def main() -> int:
-    """Import torch, probe it, print one JSON object on the original stdout."""
-    json_out = os.fdopen(os.dup(1), "w")
+    """Import torch, probe it, write one JSON object."""
+    json_out = _output()
     os.dup2(2, 1)  # whatever else prints to stdout lands on stderr
     sys.stdout = sys.stderr
+    faulthandler.enable(file=sys.stderr)  # a crash in a library still names the Python frame
     result: dict[str, Any] = {
         "probe": "deep",
-        "probe_version": 2,
+        "probe_version": 3,
         "pid": os.getpid(),
         "timings": {},
         "torch": {},
     }
     started = time.perf_counter()
+    warm = None if os.environ.get("CUDA_CLINIC_NO_WARMUP") else _sibling("cudawarm").start()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        stage("import torch")
-        t0 = time.perf_counter()
-        torch: Any = None
-        try:
-            import torch
-        except BaseException as exc:  # SystemExit and friends from a broken install too
-            keep_error("import torch", exc)
-            result["torch"] = {
-                "imported": False,
-                "import_error": error_text(exc),
-                "traceback": traceback.format_exc(limit=-8),
-            }
-        result["timings"]["import"] = round(time.perf_counter() - t0, 4)
+        torch = _import_torch(result)
         if torch is not None:
             result["torch"]["imported"] = True
             t0 = time.perf_counter()
             torch_section(torch, result["torch"])
             result["timings"]["checks"] = round(time.perf_counter() - t0, 4)
     result["torch"]["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught][:20]
-    stage("loaded libraries")
+    LOG.begin("loaded libraries")
     try:
         maps = _sibling("libmaps").snapshot()
     except Exception as exc:  # the probe still reports torch's words without the maps
-        maps = {"loaded": [], "cudnn_folders": {}, "error": error_text(exc)}
+        maps = {"loaded": [], "cudnn_folders": {}, "error": GPU.error_text(exc)}
+    LOG.done("loaded libraries")
     result["loaded"] = maps["loaded"]
     result["cudnn_folders"] = maps["cudnn_folders"]
     result["maps_error"] = maps["error"]
-    result["errors"] = ERRORS
+    result["cuda_warmup"] = warm.result(timeout=1.0) if warm is not None else None
+    result["errors"] = LOG.errors
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
     json_out.write(json.dumps(result))
     json_out.flush()
-    # Skip interpreter teardown: destroying a CUDA context and unloading torch takes a large
+    # Skip interpreter teardown: destroying CUDA contexts and unloading torch takes a large
     # share of a second and there is nothing left to clean up.
     sys.stderr.flush()
     os._exit(0)

@@ -214,8 +214,11 @@ def _gpu(nvml: _Nvml, index: int) -> dict[str, Any]:
     return gpu
 
 
-def probe_nvml() -> dict[str, Any]:
-    """Driver version, the driver's maximum CUDA and every GPU; no driver is a normal result."""
+def probe_nvml(links: bool = False) -> dict[str, Any]:
+    """Driver version, the driver's maximum CUDA and every GPU; no driver is a normal result.
+
+    With `links`, also each GPU's NVLinks, ECC and throttle state and the P2P matrix under
+    `links` (nvml_links.py), read on the same NVML session."""
     out: dict[str, Any] = {"library": None, "error": None, "error_message": None, "gpus": []}
     out["kernel_module"] = _kernel_module()
     lib, name, load_error = _load()
@@ -231,6 +234,8 @@ def probe_nvml() -> dict[str, Any]:
         return out
     try:
         _system(nvml, out)
+        if links:
+            out["links"] = _links_section(nvml, out)
     finally:
         with contextlib.suppress(NvmlError):
             nvml.call("nvmlShutdown")
@@ -263,6 +268,19 @@ def _system(nvml: _Nvml, out: dict[str, Any]) -> None:
             out["gpus"].append(_gpu(nvml, index))
         except NvmlError as exc:
             out["gpus"].append({"index": index, "errors": {"handle": str(exc)}})
+
+
+def _links_section(nvml: _Nvml, out: dict[str, Any]) -> dict[str, Any]:
+    """nvml_links.py's section (loaded by path: the probe runs as a script, not a package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvml_links.py")
+    spec = importlib.util.spec_from_file_location("_clinic_nvml_links", path)
+    if spec is None or spec.loader is None:
+        return {"error": "nvml_links.py not found beside the probe", "gpus": [], "p2p": []}
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.read_links(nvml, out["gpus"], out.get("driver_version"))
 
 
 def _error_string(lib: ctypes.CDLL, code: int) -> str | None:

@@ -1,25 +1,55 @@
 """NVML health of every GPU for collectives: NVLink links, P2P status, ECC, throttle reasons.
 
-Run by path (the app's own interpreter, where nvidia-ml-py is a dependency; NVML is system-wide,
-so any interpreter sees the same GPUs). Every field is read on its own: a field the GPU or the
-driver does not support becomes None plus an entry in that GPU's `errors`. No driver, or no
-pynvml, is a result (`error`), never a crash. Prints one JSON object.
+Read through ctypes on the driver's own library (the caller object of nvml.py), so it runs in any
+interpreter with no package: the quick probe reads it with `--links` (in deep mode, while the
+deep probe imports torch). Every field is read on its own: a field the GPU or the driver does
+not support becomes None plus an entry in that GPU's `errors`. Run as a script it prints the
+section as one JSON object (`cuda-clinic nccl` uses that).
+
+NVLink versions: nvmlDeviceGetNvLinkVersion returns an nvmlNvlinkVersion_t, not the NVLink
+generation. NVIDIA's enum (nvml.h; nvidia-ml-py's `NVML_NVLINK_VERSION_*`; cuda.bindings.nvml
+.NvlinkVersion) is 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0, 8 = 6.0, so an
+H100 answers 6 for its fourth-generation NVLink. `generation()` maps it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
+import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or ".") == HERE:
     del sys.path[0]
 
+# nvmlNvlinkVersion_t value -> NVLink version as NVIDIA writes it.
+NVLINK_VERSIONS = {
+    1: "1.0",
+    2: "2.0",
+    3: "2.2",
+    4: "3.0",
+    5: "3.1",
+    6: "4.0",
+    7: "5.0",
+    8: "6.0",
+}
+# nvmlDeviceArchitecture_t -> the NVLink generation that architecture ships (NVIDIA's NVLink
+# pages: Pascal P100 1, Volta V100 2, Ampere A100 3, Hopper H100 4, Blackwell B200 5).
+ARCH_NVLINK = {4: 1, 5: 2, 7: 3, 9: 4, 10: 5}
+ARCH_NAMES = {
+    2: "Kepler",
+    3: "Maxwell",
+    4: "Pascal",
+    5: "Volta",
+    6: "Turing",
+    7: "Ampere",
+    8: "Ada",
+    9: "Hopper",
+    10: "Blackwell",
+}
 # nvmlClocksEventReason* bits (nvml.h); names as nvidia-smi -q prints them.
 THROTTLE_REASONS = {
     0x1: "gpu_idle",
@@ -42,138 +72,188 @@ P2P_STATUS = {
     5: "not_supported",
     6: "unknown",
 }
-_MAX_LINKS = 18  # NVLink 4 (Hopper) has 18 per GPU; newer pynvml allows more, read them too
+MAX_LINKS = 18  # NVML_NVLINK_MAX_LINKS in nvml.h of the 5xx drivers
+_INSUFFICIENT_SIZE = 7
+_UNCORRECTED, _VOLATILE, _AGGREGATE = 1, 0, 1  # nvmlMemoryErrorType_t, nvmlEccCounterType_t
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+def generation(raw: Any) -> str | None:
+    """NVML's NVLink version value as NVIDIA names the version ("4.0" for an H100's 6)."""
+    return NVLINK_VERSIONS.get(raw) if isinstance(raw, int) else None
 
 
-def _error_name(exc: Exception) -> str:
-    """`NotSupported` from pynvml's NVMLError_NotSupported (or the message)."""
-    name = type(exc).__name__
-    return name.removeprefix("NVMLError_") if name.startswith("NVMLError_") else str(exc)
+class _PciInfo(ctypes.Structure):
+    _fields_ = [
+        ("busIdLegacy", ctypes.c_char * 16),
+        ("domain", ctypes.c_uint),
+        ("bus", ctypes.c_uint),
+        ("device", ctypes.c_uint),
+        ("pciDeviceId", ctypes.c_uint),
+        ("pciSubSystemId", ctypes.c_uint),
+        ("busId", ctypes.c_char * 32),
+    ]
 
 
 class _Reader:
-    """Reads fields of one GPU into `data`, each failure into `errors`."""
+    """Reads the fields of one GPU; each NVML error lands in `errors` under the field's key."""
 
-    def __init__(self, nvml: Any) -> None:
+    def __init__(self, nvml: Any, handle: ctypes.c_void_p) -> None:
         self.nvml = nvml
+        self.handle = handle
         self.errors: dict[str, str] = {}
 
-    def get(self, key: str, read: Callable[[], Any]) -> Any:
+    def get(self, key: str, read: Any) -> Any:
         try:
             return read()
-        except self.nvml.NVMLError as exc:
-            self.errors[key] = _error_name(exc)
-        except (AttributeError, TypeError, ValueError) as exc:  # an older or newer pynvml
-            self.errors[key] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # NvmlError from the caller; a missing symbol is FunctionNotFound
+            self.errors[key] = str(exc)
         return None
 
+    def uint(self, name: str, *args: Any) -> int:
+        return int(self.nvml.uint(name, self.handle, *args))
 
-def _links(nvml: Any, handle: Any, reader: _Reader) -> list[dict[str, Any]]:
+    def ulonglong(self, name: str, *args: Any) -> int:
+        value = ctypes.c_ulonglong(0)
+        self.nvml.call(name, self.handle, *args, ctypes.byref(value))
+        return int(value.value)
+
+
+def _links(reader: _Reader) -> list[dict[str, Any]]:
     """Every NVLink the GPU has: active or not, its version and the PCI id at its far end."""
-    limit = max(_MAX_LINKS, int(getattr(nvml, "NVML_NVLINK_MAX_LINKS", _MAX_LINKS)))
     links = []
-    for link in range(limit):
+    for link in range(MAX_LINKS):
         try:
-            state = nvml.nvmlDeviceGetNvLinkState(handle, link)
-        except nvml.NVMLError as exc:
+            state = reader.uint("nvmlDeviceGetNvLinkState", ctypes.c_uint(link))
+        except Exception as exc:
+            name = str(exc)
             if link == 0:
-                reader.errors["nvlink"] = _error_name(exc)
-            if _error_name(exc) in {"NotSupported", "InvalidArgument"}:
+                reader.errors["nvlink"] = name
+            if name in {"NotSupported", "InvalidArgument", "FunctionNotFound"}:
                 break  # no such link (or no NVLink at all)
             continue
         entry: dict[str, Any] = {"link": link, "active": bool(state)}
         if state:
-            entry["version"] = reader.get(
-                f"nvlink{link}_version", partial(nvml.nvmlDeviceGetNvLinkVersion, handle, link)
+            raw = reader.get(
+                f"nvlink{link}_version",
+                lambda link=link: reader.uint("nvmlDeviceGetNvLinkVersion", ctypes.c_uint(link)),
             )
-            remote = reader.get(
-                f"nvlink{link}_remote",
-                partial(nvml.nvmlDeviceGetNvLinkRemotePciInfo, handle, link),
+            entry["version"] = raw
+            entry["generation"] = generation(raw)
+            entry["remote_pci_bus_id"] = reader.get(
+                f"nvlink{link}_remote", lambda link=link: _remote(reader, link)
             )
-            entry["remote_pci_bus_id"] = _text(remote.busId) if remote is not None else None
         links.append(entry)
     return links
 
 
-def _ecc(nvml: Any, handle: Any, reader: _Reader) -> dict[str, Any]:
-    """ECC mode, uncorrected error counts, retired pages and (Ampere+) remapped rows."""
-    uncorrected, volatile, aggregate = 1, 0, 1  # NVML_MEMORY_ERROR_TYPE_*, NVML_*_ECC
-    mode = reader.get("ecc_mode", lambda: nvml.nvmlDeviceGetEccMode(handle))
-    out: dict[str, Any] = {"enabled": bool(mode[0]) if mode is not None else None}
-    out["volatile_uncorrected"] = reader.get(
-        "ecc_volatile", lambda: nvml.nvmlDeviceGetTotalEccErrors(handle, uncorrected, volatile)
+def _remote(reader: _Reader, link: int) -> str:
+    pci = _PciInfo()
+    reader.nvml.call(
+        "nvmlDeviceGetNvLinkRemotePciInfo_v2", reader.handle, ctypes.c_uint(link), ctypes.byref(pci)
     )
-    out["aggregate_uncorrected"] = reader.get(
-        "ecc_aggregate", lambda: nvml.nvmlDeviceGetTotalEccErrors(handle, uncorrected, aggregate)
-    )
-    retired: dict[str, Any] | None = {}
+    return pci.busId.decode("ascii", "replace")
+
+
+def _retired(reader: _Reader) -> dict[str, Any] | None:
+    """Retired page counts by cause (single/double bit) and whether a retirement is pending."""
+    out: dict[str, Any] = {}
     for cause, key in ((0, "single_bit"), (1, "double_bit")):
-        pages = reader.get(f"retired_{key}", partial(nvml.nvmlDeviceGetRetiredPages, handle, cause))
-        if pages is None:
-            retired = None
-            break
-        retired[key] = len(pages)  # type: ignore[index]
-    if retired is not None:
-        pending = reader.get(
-            "retired_pending", lambda: nvml.nvmlDeviceGetRetiredPagesPendingStatus(handle)
-        )
-        retired["pending"] = bool(pending) if pending is not None else None
-    out["retired_pages"] = retired
-    rows = reader.get("remapped_rows", lambda: nvml.nvmlDeviceGetRemappedRows(handle))
-    out["remapped_rows"] = (
-        None
-        if rows is None
-        else {
-            "correctable": int(rows[0]),
-            "uncorrectable": int(rows[1]),
-            "pending": bool(rows[2]),
-            "failure": bool(rows[3]),
-        }
+        count = ctypes.c_uint(0)
+        try:
+            reader.nvml.call(
+                "nvmlDeviceGetRetiredPages",
+                reader.handle,
+                ctypes.c_uint(cause),
+                ctypes.byref(count),
+                None,
+            )
+        except Exception as exc:
+            if getattr(exc, "code", None) != _INSUFFICIENT_SIZE:
+                reader.errors[f"retired_{key}"] = str(exc)
+                return None
+        out[key] = int(count.value)
+    pending = reader.get(
+        "retired_pending", lambda: reader.uint("nvmlDeviceGetRetiredPagesPendingStatus")
     )
+    out["pending"] = bool(pending) if pending is not None else None
     return out
 
 
-def _throttle(nvml: Any, handle: Any, reader: _Reader) -> dict[str, Any] | None:
-    read = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
-        nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None
+def _remapped(reader: _Reader) -> dict[str, Any]:
+    values = [ctypes.c_uint(0) for _ in range(4)]
+    reader.nvml.call("nvmlDeviceGetRemappedRows", reader.handle, *(ctypes.byref(v) for v in values))
+    corr, unc, pending, failure = (int(v.value) for v in values)
+    return {
+        "correctable": corr,
+        "uncorrectable": unc,
+        "pending": bool(pending),
+        "failure": bool(failure),
+    }
+
+
+def _ecc(reader: _Reader) -> dict[str, Any]:
+    """ECC mode, uncorrected error counts, retired pages and (Ampere+) remapped rows."""
+    mode = reader.get(
+        "ecc_mode", lambda: reader.nvml.uint_pair("nvmlDeviceGetEccMode", reader.handle)
     )
-    if read is None:
-        reader.errors["throttle"] = "FunctionNotFound"
-        return None
-    mask = reader.get("throttle", lambda: read(handle))
+    out: dict[str, Any] = {"enabled": bool(mode[0]) if mode is not None else None}
+    counters = (
+        ("volatile_uncorrected", "ecc_volatile", _VOLATILE),
+        ("aggregate_uncorrected", "ecc_aggregate", _AGGREGATE),
+    )
+    for key, error_key, counter in counters:
+        out[key] = reader.get(
+            error_key,
+            lambda counter=counter: reader.ulonglong(
+                "nvmlDeviceGetTotalEccErrors", ctypes.c_int(_UNCORRECTED), ctypes.c_int(counter)
+            ),
+        )
+    out["retired_pages"] = _retired(reader)
+    out["remapped_rows"] = reader.get("remapped_rows", lambda: _remapped(reader))
+    return out
+
+
+def _throttle(reader: _Reader) -> dict[str, Any] | None:
+    mask = reader.get(
+        "throttle", lambda: reader.ulonglong("nvmlDeviceGetCurrentClocksEventReasons")
+    )
+    if mask is None:
+        mask = reader.get(
+            "throttle", lambda: reader.ulonglong("nvmlDeviceGetCurrentClocksThrottleReasons")
+        )
     if mask is None:
         return None
-    names = [name for bit, name in THROTTLE_REASONS.items() if int(mask) & bit]
-    return {"mask": int(mask), "reasons": names}
+    reader.errors.pop("throttle", None)
+    return {"mask": mask, "reasons": [n for bit, n in THROTTLE_REASONS.items() if mask & bit]}
 
 
-def _gpu(nvml: Any, index: int) -> tuple[Any, dict[str, Any]]:
-    handle = nvml.nvmlDeviceGetHandleByIndex(index)
-    reader = _Reader(nvml)
-    memory = reader.get("memory", lambda: nvml.nvmlDeviceGetMemoryInfo(handle))
-    pci = reader.get("pci", lambda: nvml.nvmlDeviceGetPciInfo(handle))
+def gpu_links(
+    nvml: Any, index: int, base: dict[str, Any]
+) -> tuple[ctypes.c_void_p, dict[str, Any]]:
+    """(handle, the links-and-health record of GPU `index`); `base` holds its name, bus id..."""
+    handle = ctypes.c_void_p()
+    nvml.call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(index), ctypes.byref(handle))
+    reader = _Reader(nvml, handle)
+    memory = base.get("memory_mb") or {}
+    arch = reader.get("architecture", lambda: reader.uint("nvmlDeviceGetArchitecture"))
     gpu: dict[str, Any] = {
         "index": index,
-        "name": _text(reader.get("name", lambda: nvml.nvmlDeviceGetName(handle)) or "") or None,
-        "uuid": _text(reader.get("uuid", lambda: nvml.nvmlDeviceGetUUID(handle)) or "") or None,
-        "pci_bus_id": _text(pci.busId) if pci is not None else None,
-        "memory_total_mb": int(memory.total) // (1024 * 1024) if memory is not None else None,
-        "temperature_c": reader.get(
-            "temperature", lambda: nvml.nvmlDeviceGetTemperature(handle, 0)
-        ),
+        "name": base.get("name"),
+        "uuid": base.get("uuid"),
+        "pci_bus_id": base.get("pci_bus_id"),
+        "memory_total_mb": memory.get("total") if isinstance(memory, dict) else None,
+        "temperature_c": base.get("temperature_c"),
+        "architecture": ARCH_NAMES.get(arch, arch) if arch is not None else None,
+        "expected_nvlink": ARCH_NVLINK.get(arch) if isinstance(arch, int) else None,
     }
-    gpu["nvlinks"] = _links(nvml, handle, reader)
-    gpu["ecc"] = _ecc(nvml, handle, reader)
-    gpu["throttle"] = _throttle(nvml, handle, reader)
+    gpu["nvlinks"] = _links(reader)
+    gpu["ecc"] = _ecc(reader)
+    gpu["throttle"] = _throttle(reader)
     gpu["errors"] = reader.errors
     return handle, gpu
 
 
-def _p2p(nvml: Any, handles: list[Any]) -> list[dict[str, Any]]:
+def p2p_matrix(nvml: Any, handles: list[Any]) -> list[dict[str, Any]]:
     """The driver's P2P read and NVLink status for each ordered pair of GPUs."""
     pairs = []
     for i, first in enumerate(handles):
@@ -181,48 +261,72 @@ def _p2p(nvml: Any, handles: list[Any]) -> list[dict[str, Any]]:
             if i == j or first is None or second is None:
                 continue
             pair: dict[str, Any] = {"from": i, "to": j}
-            for key, index in (("read", 0), ("nvlink", 2)):
+            for key, caps in (("read", 0), ("nvlink", 2)):
+                status = ctypes.c_int(0)
                 try:
-                    code = nvml.nvmlDeviceGetP2PStatus(first, second, index)
-                    pair[key] = P2P_STATUS.get(int(code), f"status {code}")
-                except nvml.NVMLError as exc:
+                    nvml.call(
+                        "nvmlDeviceGetP2PStatus",
+                        first,
+                        second,
+                        ctypes.c_int(caps),
+                        ctypes.byref(status),
+                    )
+                    pair[key] = P2P_STATUS.get(status.value, f"status {status.value}")
+                except Exception as exc:
                     pair[key] = None
-                    pair.setdefault("errors", {})[key] = _error_name(exc)
+                    pair.setdefault("errors", {})[key] = str(exc)
             pairs.append(pair)
     return pairs
 
 
-def probe_links() -> dict[str, Any]:
-    """Every GPU's links and health, the P2P matrix; no pynvml or no driver is a result."""
-    out: dict[str, Any] = {"source": "pynvml", "error": None, "gpus": [], "p2p": []}
-    try:
-        import pynvml as nvml
-    except ImportError as exc:
-        out["error"] = f"pynvml not importable ({exc}); install nvidia-ml-py"
-        return out
-    try:
-        nvml.nvmlInit()
-    except nvml.NVMLError as exc:
-        out["error"] = f"NVML unavailable: {_error_name(exc)}"
-        return out
-    try:
-        out["driver_version"] = _text(nvml.nvmlSystemGetDriverVersion())
-        handles: list[Any] = []
-        for index in range(nvml.nvmlDeviceGetCount()):
-            try:
-                handle, gpu = _gpu(nvml, index)
-            except (nvml.NVMLError, AttributeError, TypeError) as exc:
-                handle, gpu = None, {"index": index, "errors": {"handle": _error_name(exc)}}
-            handles.append(handle)
-            out["gpus"].append(gpu)
-        out["p2p"] = _p2p(nvml, handles)
-    except nvml.NVMLError as exc:
-        out["error"] = f"NVML failed: {_error_name(exc)}"
-    finally:
-        with contextlib.suppress(nvml.NVMLError):
-            nvml.nvmlShutdown()
+def read_links(nvml: Any, gpus: list[dict[str, Any]], driver: str | None) -> dict[str, Any]:
+    """The whole section for an initialised NVML caller and the GPUs nvml.py read."""
+    out: dict[str, Any] = {"source": "nvml", "error": None, "driver_version": driver, "gpus": []}
+    handles: list[Any] = []
+    for base in gpus:
+        index = int(base.get("index", len(handles)))
+        try:
+            handle, gpu = gpu_links(nvml, index, base)
+        except Exception as exc:  # the GPU as a whole failed (lost, no permission)
+            handle, gpu = None, {"index": index, "errors": {"handle": str(exc)}}
+        handles.append(handle)
+        out["gpus"].append(gpu)
+    out["p2p"] = p2p_matrix(nvml, handles)
     return out
 
 
+def _nvml_module() -> Any:
+    spec = importlib.util.spec_from_file_location("_clinic_nvml", os.path.join(HERE, "nvml.py"))
+    if spec is None or spec.loader is None:
+        raise ImportError("nvml.py not found beside the probe")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def probe_links() -> dict[str, Any]:
+    """The links section on its own (no driver is a result: `error`)."""
+    nvml = _nvml_module().probe_nvml(links=True)
+    links = nvml.get("links")
+    if links is None:
+        reason = nvml.get("error") or "no result"
+        if nvml.get("error_message"):
+            reason += f" ({nvml['error_message']})"
+        return {"source": "nvml", "error": f"NVML unavailable: {reason}", "gpus": [], "p2p": []}
+    return links
+
+
+def main() -> int:
+    """Print the section (or write it to `--out PATH`)."""
+    text = json.dumps(probe_links())
+    args = sys.argv[1:]
+    if "--out" in args and args.index("--out") + 1 < len(args):
+        with open(args[args.index("--out") + 1], "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.stdout.write(json.dumps(probe_links()))
+    sys.exit(main())

@@ -1,8 +1,10 @@
 """Quick environment probe: never imports torch; prints one JSON object.
 
-Run by path in the target interpreter (`python quick.py`), standard library only. Every section
-is guarded: a failure becomes an entry in `errors`, and no driver, no GPU or no torch are normal
-results. Library versions are read from the libraries themselves in a separate child.
+Run by path in the target interpreter (`python quick.py [--links] [--out PATH]`), standard
+library only; `--links` adds NVLink/ECC/P2P state (deep mode), `--out` writes the JSON to a
+file. Every section is guarded: a failure becomes an entry in `errors`, and no driver, no GPU or
+no torch are normal results. Library versions are read from the libraries themselves in a
+separate child; every library file in the search path is checked for damage (elfcheck.py).
 """
 
 from __future__ import annotations
@@ -246,6 +248,14 @@ def _ldconfig_dirs() -> list[str]:
     return dirs
 
 
+def _cuda_home() -> str | None:
+    """CUDA_HOME (or CUDA_PATH), else the first toolkit on disk: where extensions build against."""
+    roots = _toolkit_roots()
+    return (
+        os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or (roots[0] if roots else None)
+    )
+
+
 def _toolkit_roots() -> list[str]:
     roots = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")]
     roots += ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*")), "/opt/cuda"]
@@ -345,6 +355,36 @@ def _file_version(name: str) -> str | None:
     """The full version a file name carries (libcudnn_ops.so.9.14.0), if it carries one."""
     match = re.search(r"\.so\.(\d+\.\d+\.\d+)$", name)
     return match.group(1) if match else None
+
+
+def library_folders(torch: dict[str, Any]) -> list[tuple[str, str]]:
+    """(folder, how it is searched) for every folder a CUDA-stack library can come from:
+    LD_LIBRARY_PATH first (it outranks everything but LD_PRELOAD), then the cuDNN places."""
+    out: list[tuple[str, str]] = []
+    for lib_dir, source in cudnn_candidates(torch):
+        if (lib_dir, source) not in out:
+            out.append((lib_dir, source))
+    return out
+
+
+def preload_entries() -> list[str]:
+    """LD_PRELOAD's entries (the loader splits it on colons and whitespace)."""
+    return [p for p in re.split(r"[:\s]+", os.environ.get("LD_PRELOAD", "")) if p]
+
+
+def libraries(torch: dict[str, Any]) -> dict[str, Any]:
+    """Damaged library files in every folder the process searches, and LD_PRELOAD's entries."""
+    elf = _sibling("elfcheck")
+    sizes = elf.wheel_record_sizes(_site_dirs(), ("nvidia_", "torch-"))
+    result: dict[str, Any] = elf.scan(library_folders(torch), sizes)
+    preload = []
+    for entry in preload_entries():
+        if "/" not in entry:  # a bare name: the loader looks it up like any other library
+            continue
+        problem = "it does not exist" if not os.path.exists(entry) else elf.check_file(entry)
+        preload.append({"path": entry, "problem": problem})
+    result["preload"] = preload
+    return result
 
 
 def start_version_reader(copies: list[dict[str, Any]]) -> subprocess.Popen[str] | None:
@@ -484,28 +524,42 @@ def main() -> int:
     torch = section("torch", torch_info) or {}
     copies = section("cudnn_copies", lambda: cudnn_copies(torch)) or []
     reader = section("cudnn_reader", lambda: start_version_reader(copies))
+    section("libraries", lambda: libraries(torch))  # while the reader child loads them
     section("nvml", _nvml)  # NVML runs while the reader child loads the libraries
     section("cudnn_versions", lambda: read_versions(copies, proc=reader))
     result.pop("cudnn_reader", None)
     result.pop("cudnn_versions", None)
     section("toolkits", toolkits)
     section("packages", packages)
+    section("ecosystem", lambda: _sibling("ecosystem").probe(_site_dirs(), _cuda_home()))
     section("toolchain", lambda: compiler_versions(compilers))
     result.pop("compilers", None)
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
-    sys.stdout.write(json.dumps(result))
-    sys.stdout.flush()
+    args = sys.argv[1:]
+    if "--out" in args and args.index("--out") + 1 < len(args):
+        with open(args[args.index("--out") + 1], "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(result))
+    else:
+        sys.stdout.write(json.dumps(result))
+        sys.stdout.flush()
     os._exit(0)  # nothing to tear down: NVML and the libraries were loaded only to be asked
 
 
-def _nvml() -> dict[str, Any]:
-    """The NVML section, from the sibling module loaded by path (sys.path stays the user's)."""
-    spec = importlib.util.spec_from_file_location("_clinic_nvml", os.path.join(HERE, "nvml.py"))
+def _sibling(name: str) -> Any:
+    """Probe module `name` loaded by path from this folder (sys.path stays the user's)."""
+    spec = importlib.util.spec_from_file_location(
+        f"_clinic_{name}", os.path.join(HERE, f"{name}.py")
+    )
     if spec is None or spec.loader is None:
-        raise ImportError("nvml.py not found beside the probe")
+        raise ImportError(f"{name}.py not found beside the probe")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.probe_nvml()
+    return module
+
+
+def _nvml() -> dict[str, Any]:
+    """The NVML section; with --links also each GPU's NVLinks, ECC, throttling and P2P."""
+    return _sibling("nvml").probe_nvml(links="--links" in sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -139,3 +139,29 @@ def test_match_text_leads_with_the_answer() -> None:
     assert "t >= 0 && t < n_classes" in answer
     assert "Verify here:   cuda-clinic try --fixes -- python train.py" in answer
     assert ranked.lstrip().startswith("=> [")
+
+
+def test_the_h200_try_run_answers_with_the_located_line(kb: KnowledgeBase) -> None:
+    """A real `try --fixes` of an embedding id past the table on an H200 (torch 2.11): its
+    assert is the vectorized gather kernel's; CUDA_LAUNCH_BLOCKING=1 located the real line."""
+    from core.answer.tryrun import attach_answer
+    from core.tryrun.model import TryResult, fix_runs_from
+
+    data = json.loads((DATA / "try/gpu/embedding_oob.json").read_text(encoding="utf-8"))["try"]
+    result = TryResult(
+        command=data["command"], argv=data["argv"], cwd=data["cwd"], timeout_s=data["timeout_s"]
+    )
+    result.status, result.matches = "failed", data["matches"]
+    result.root_cause, result.frame = data["root_cause"], data["frame"]
+    result.fixes, result.id = fix_runs_from(data["fixes"]), 7
+    attach_answer(result, kb, data["original"]["log"])
+    assert result.answer is not None
+    answer = result.answer
+    assert answer["cause"]["id"] == "embedding-index-out-of-range"
+    assert "ind < ind_dim_size" in answer["cause"]["text"]
+    where = answer["where"]
+    assert (where["line"], where["code"]) == (25, "x = self.emb(tokens)")
+    assert "located by the launch-blocking re-run (try:7)" in where["note"]
+    statuses = [f["status"] for f in answer["fixes"]]
+    assert answer["fixes"][0]["source"] == "cause"  # the change to make leads
+    assert "located_here" in statuses and statuses[-1] == "failed_here"  # DSA: no effect

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.bench.charts import BarChart, Series, build_charts, compare_chart, render_svg
+from core.bench.charts import BarChart, Series, build_charts, compare_chart
+from core.bench.svg import render_svg
 
 NS = "{http://www.w3.org/2000/svg}"
 

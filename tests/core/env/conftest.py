@@ -65,7 +65,8 @@ int cudnnGetProperty(int type, int *value) {
 def fake_cudnn(tmp_path: Path) -> Callable[[Path, str], Path]:
     """Compile a tiny libcudnn.so.N answering cudnnGetVersion/cudnnGetProperty like cuDNN does.
 
-    Returns a builder (folder, "9.14.0") -> library path. Skipped where no C compiler exists.
+    Returns a builder (folder, "9.14.0") -> library path; a real (tiny) libcudnn_ops.so.N is
+    built beside it. Skipped where no C compiler exists.
     """
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -97,7 +98,19 @@ def fake_cudnn(tmp_path: Path) -> Callable[[Path, str], Path]:
             ],
             check=True,
         )
-        (folder / f"libcudnn_ops.so.{major}").write_bytes(b"")
+        ops = tmp_path / "cudnn_ops.c"
+        ops.write_text("int cudnnOpsVersionCheck(void) { return 0; }\n")
+        subprocess.run(
+            [
+                compiler,
+                "-shared",
+                "-fPIC",
+                "-o",
+                str(folder / f"libcudnn_ops.so.{major}"),
+                str(ops),
+            ],
+            check=True,
+        )
         return lib
 
     return build

@@ -83,7 +83,7 @@ def test_deep_probe_keeps_a_failing_torch_import_verbatim(tmp_path: Path) -> Non
         check=False,
     )
     data = json.loads(proc.stdout)
-    assert data["probe_version"] == 2
+    assert data["probe_version"] == 3
     assert data["errors"] == [{"stage": "import torch", "type": "ImportError", "message": message}]
     assert data["torch"]["imported"] is False
 

@@ -13,13 +13,14 @@ from conftest import env_from
 
 from core.env import Environment, render_human
 from core.env.checks_multi import multi_gpu_findings
-from core.env.multigpu import build_section, collect, run_probe
+from core.env.multigpu import build_section, run_probe, section_from_probes
 
 RECORDED = Path(__file__).resolve().parents[2] / "data" / "env" / "multi_gpu"
 
 
 def nvml_gpu(index: int, bus: str, peer_bus: str, **over: Any) -> dict[str, Any]:
-    """One GPU as the nvml_links probe prints it: 18 NVLink 4 links to the other GPU."""
+    """One GPU as the nvml_links probe prints it: 18 NVLink 4 links to the other GPU (NVML's
+    enum value for NVLink 4.0 is 6)."""
     gpu: dict[str, Any] = {
         "index": index,
         "name": "NVIDIA H200",
@@ -28,7 +29,7 @@ def nvml_gpu(index: int, bus: str, peer_bus: str, **over: Any) -> dict[str, Any]
         "memory_total_mb": 143771,
         "temperature_c": 31,
         "nvlinks": [
-            {"link": n, "active": True, "version": 4, "remote_pci_bus_id": peer_bus}
+            {"link": n, "active": True, "version": 6, "remote_pci_bus_id": peer_bus}
             for n in range(18)
         ],
         "ecc": {
@@ -101,12 +102,18 @@ def test_healthy_nvlink_pair_has_no_findings_and_shows_its_links() -> None:
     assert section["gpu_count"] == 2
     link = section["gpus"][0]["nvlink"]
     # The remote bus id written differently from the GPU's own still maps to GPU 1.
-    assert link == {"total": 18, "active": 18, "inactive": [], "versions": [4], "to": {"GPU 1": 18}}
+    assert link == {
+        "total": 18,
+        "active": 18,
+        "inactive": [],
+        "versions": ["4.0"],
+        "to": {"GPU 1": 18},
+    }
     assert finding_ids(section, nccl_package="2.28.9") == {}
     env = Environment(mode="deep", multi_gpu=section)
     text = render_human(env)
     assert "Multi-GPU (2 GPUs)" in text
-    assert "NVLink4 18/18 up (18 to GPU 1)" in text
+    assert "NVLink 4 18/18 up (18 to GPU 1)" in text
     assert "2/2 pairs can access each other" in text
     assert "2.28.9 loaded from /venv/site-packages/nvidia/nccl/lib/libnccl.so.2" in text
 
@@ -200,20 +207,70 @@ def test_quick_or_single_gpu_environments_have_no_multi_gpu_findings(recorded: A
 @pytest.mark.skipif(
     ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML"
 )
-def test_real_probes_without_nvml_report_why_and_still_run_peers() -> None:
+def test_real_probes_without_nvml_report_why() -> None:
     data, status = run_probe(sys.executable, "nvml_links", 30)
     assert status["returncode"] == 0 and not status["timed_out"]
     assert data is not None and "LibraryNotFound" in data["error"]
-    section = collect(sys.executable, gpu_count=2)
+    section = build_section(data, {"device_count": 0, "peer_access": []})
     assert "LibraryNotFound" in section["nvml_error"]
-    assert section["probes"]["peers"]["returncode"] == 0
-    assert section["torch"]["device_count"] == 0  # CPU torch: no GPU to pair
-    found = finding_ids(section)
-    assert found == {}  # nothing to say about GPUs that NVML and torch both cannot see
+    assert finding_ids(section) == {}  # nothing to say about GPUs nobody can see
     section["gpu_count"] = 2  # NVML-less on a host torch does see two GPUs
     assert finding_ids(section) == {"multi-gpu.nvml-unavailable": "info"}
     text = render_human(Environment(mode="deep", multi_gpu=section))
     assert "NVML unavailable: LibraryNotFound" in text
+
+
+def test_section_from_one_deep_run_uses_the_quick_links_and_the_deep_torch() -> None:
+    links, peers = two_h200()
+    quick = {"nvml": {"gpus": [{"index": 0}, {"index": 1}], "links": links}}
+    deep = {
+        "torch": {
+            "imported": True,
+            "is_available": True,
+            "device_count": 2,
+            "nccl_version": "2.28.9",
+            "devices": [
+                {"index": i, "name": "NVIDIA H200", "compute_capability": [9, 0]} for i in (0, 1)
+            ],
+            "peers": {"peer_access": peers["peer_access"], "nccl_backend_available": True},
+        },
+        "loaded": [{"path": "/v/nvidia/nccl/lib/libnccl.so.2", "family": "nccl"}],
+    }
+    section = section_from_probes(quick, deep)
+    assert section is not None and section["gpu_count"] == 2
+    assert section["torch"]["devices"][1]["compute_capability"] == "9.0"
+    assert section["nccl"] == {"version": "2.28.9", "loaded": ["/v/nvidia/nccl/lib/libnccl.so.2"]}
+    assert section_from_probes({"nvml": {"gpus": []}}, None) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "arch", "shown"),
+    [
+        # nvmlNvlinkVersion_t (nvml.h, nvidia-ml-py NVML_NVLINK_VERSION_*): the value, then the
+        # architecture NVML reports, then what the user must read.
+        (1, "Pascal", "NVLink 1"),
+        (2, "Volta", "NVLink 2"),
+        (3, "Volta", "NVLink 2.2"),  # NVIDIA names this one 2.2 (second generation)
+        (4, "Ampere", "NVLink 3"),  # A100
+        (5, "Ampere", "NVLink 3.1"),
+        (6, "Hopper", "NVLink 4"),  # H100 / H200: what the 4x H100 run printed as "NVLink6"
+        (7, "Blackwell", "NVLink 5"),  # B200
+        (7, "Hopper", "NVLink 4"),  # a driver answering 5.0 on Hopper: the architecture wins
+        (8, None, "NVLink 6"),
+    ],
+)
+def test_nvlink_generation_is_read_from_nvmls_enum(raw: int, arch: str | None, shown: str) -> None:
+    from core.env.probe.nvml_links import ARCH_NAMES, ARCH_NVLINK
+
+    links, peers = two_h200()
+    code = next((k for k, v in ARCH_NAMES.items() if v == arch), None)
+    for gpu in links["gpus"]:
+        gpu["architecture"] = arch
+        gpu["expected_nvlink"] = ARCH_NVLINK.get(code) if code is not None else None
+        for link in gpu["nvlinks"]:
+            link["version"] = raw
+    text = render_human(Environment(mode="deep", multi_gpu=build_section(links, peers)))
+    assert f"{shown} 18/18 up" in text
 
 
 @pytest.mark.skipif(
@@ -259,7 +316,7 @@ def test_a_single_gpu_host_shows_its_health_without_a_multi_gpu_title() -> None:
     assert finding_ids(section) == {"multi-gpu.throttled": "warning"}
 
 
-def test_a_cancelled_check_stops_the_multi_gpu_probes() -> None:
+def test_a_cancelled_check_stops_the_links_probe() -> None:
     import threading
 
     from core.env.runner import CheckCancelledError
@@ -267,4 +324,23 @@ def test_a_cancelled_check_stops_the_multi_gpu_probes() -> None:
     cancel = threading.Event()
     cancel.set()
     with pytest.raises(CheckCancelledError):
-        collect(sys.executable, gpu_count=2, cancel=cancel)
+        run_probe(sys.executable, "nvml_links", 30, cancel=cancel)
+
+
+@pytest.mark.skipif(
+    not (RECORDED / "h100x4_env.json").exists(),
+    reason="no four-GPU recording yet (scripts/gpu/env4.sh on nvidia-h100-x4, then "
+    "scripts/import_env4.py)",
+)
+def test_recorded_four_h100_host_reads_nvlink_4_and_every_pair() -> None:
+    recorded = json.loads((RECORDED / "h100x4_env.json").read_text())
+    section = recorded["multi_gpu"]
+    assert section["gpu_count"] == 4
+    for gpu in section["gpus"]:
+        assert gpu["nvlink"]["versions"] == ["4.0"], gpu["nvlink"]
+    assert len(section["torch"]["peer_access"]) == 12
+    text = render_human(Environment(mode="deep", multi_gpu=section))
+    assert "NVLink 4 " in text and "NVLink6" not in text
+    # The deep probe imported torch once: no separate peers child any more.
+    assert set(section.get("probes") or {}) <= {"nvml_links", "peers"}
+    assert recorded["probe"]["timings"]["deep"]["import"] > 0

@@ -69,7 +69,12 @@ def test_unloadable_copy_reports_why_and_others_still_read(
     assert copies[str(good)].version == "9.14.0"
     assert copies[str(bad)].version is None
     assert "cannot load" in (copies[str(bad)].version_error or "")
-    assert any(f.id == "cudnn.unreadable" for f in env.findings)
+    # The file is no library at all: that is the root cause, the unreadable version its effect.
+    assert env.findings[0].id == "lib.damaged-copy"
+    assert str(bad / "libcudnn.so.9") in env.findings[0].message
+    assert env.findings[0].command == f"export LD_LIBRARY_PATH={good}"
+    unreadable = next(f for f in env.suppressed if f.id == "cudnn.unreadable")
+    assert unreadable.caused_by == "lib.damaged-copy"
 
 
 def _token(prefix: str, length: int) -> str:

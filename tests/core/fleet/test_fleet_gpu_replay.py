@@ -3,13 +3,13 @@ four stand-in hosts collected through `fleet --ssh`, imported by scripts/import_
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from core.fleet import analyze, load_fleet
 from core.fleet.section import fleet_section
+from core.models import to_builtins
 from core.report import build_report, redact, render
 
 GPU = Path(__file__).resolve().parents[2] / "data" / "fleet" / "gpu"
@@ -39,15 +39,14 @@ def test_four_hosts_answered_with_the_gpu_machines_env(recorded: Path) -> None:
 
 
 def test_one_machine_four_times_has_no_outliers(recorded: Path) -> None:
-    analysis = analyze(load_fleet(recorded))
+    analysis = to_builtins(analyze(load_fleet(recorded)))
     assert analysis["outliers"] == [] and analysis["gpu_outliers"] == []
     driver = next(m for m in analysis["majority"] if m["field"] == "NVIDIA driver")
     assert (driver["nodes"], driver["of"]) == (4, 4)
 
 
 def test_report_section_labels_the_real_run(recorded: Path) -> None:
-    data = json.loads(recorded.read_text())
     run = load_fleet(recorded)
-    shared, _ = redact(build_report(environment=None, fleet=fleet_section(run, data["analysis"])))
+    shared, _ = redact(build_report(environment=None, fleet=fleet_section(run, run.analysis)))
     text = render(shared, "md")
     assert "gpu-a" not in text and "| node-05 | unreachable |" in text

@@ -10,6 +10,7 @@ import pytest
 from core.errors import UsageError
 from core.fleet import analyze, load_fleet, read_hostfile
 from core.fleet.model import parse_env_output
+from core.models import to_builtins
 from core.report import diff_reports, render_diff
 
 NODES = Path(__file__).resolve().parents[2] / "data" / "fleet" / "nodes"
@@ -50,7 +51,7 @@ def test_garbage_output_says_why(text: str, why: str) -> None:
 
 
 def test_analysis_of_the_recorded_nodes() -> None:
-    analysis = analyze(load_fleet(NODES))
+    analysis = to_builtins(analyze(load_fleet(NODES)))
     assert analysis["nodes_total"] == analysis["nodes_ok"] == 13
     assert analysis["reference"] == "gpu01"
     assert [o["node"] for o in analysis["outliers"]] == [
@@ -69,7 +70,7 @@ def test_a_deviation_shared_by_the_majority_is_the_majority(tmp_path: Path) -> N
     for name in ("gpu05", "gpu05b", "gpu05c", "gpu01", "gpu02"):
         source = "gpu05" if name.startswith("gpu05") else name
         (tmp_path / f"{name}.json").write_text((NODES / f"{source}.json").read_text())
-    analysis = analyze(load_fleet(tmp_path))
+    analysis = to_builtins(analyze(load_fleet(tmp_path)))
     driver = next(m for m in analysis["majority"] if m["field"] == "NVIDIA driver")
     assert (driver["value"], driver["nodes"], driver["of"]) == ("570.172.08", 3, 5)
     assert [o["node"] for o in analysis["outliers"]] == ["gpu01", "gpu02"]

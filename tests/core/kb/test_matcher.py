@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from core.kb import KnowledgeBase, match, open_kb
 from core.kb.anchors import analyse
+from core.kb.results import RootCause
 from core.kb.scan import word_tokens
 
 REPO = Path(__file__).resolve().parents[3]
@@ -108,11 +109,11 @@ def test_final_error_is_headline_and_earlier_assert_is_root(kb: KnowledgeBase) -
     assert report.matches[0].confidence > report.matches[1].confidence
     assert "masked by" in report.matches[0].note
     assert report.matches[1].role == "root_cause"
-    assert report.root_cause == {
-        "id": "cuda/fixture-device-assert",
-        "line": 2,
-        "masks": "cuda/fixture-mapping-error",
-    }
+    assert report.root_cause == RootCause(
+        id="cuda/fixture-device-assert",
+        line=2,
+        masks="cuda/fixture-mapping-error",
+    )
 
 
 def test_memory_pressure_behind_not_initialized(kb: KnowledgeBase) -> None:
@@ -126,7 +127,7 @@ def test_memory_pressure_behind_not_initialized(kb: KnowledgeBase) -> None:
     report = match(text, kb)
     assert report.headline == "cuda/fixture-not-initialized"
     assert report.root_cause is not None
-    assert report.root_cause["id"] == "cuda/fixture-out-of-memory"
+    assert report.root_cause.id == "cuda/fixture-out-of-memory"
 
 
 def test_later_error_is_not_called_a_root(kb: KnowledgeBase) -> None:

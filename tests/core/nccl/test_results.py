@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from core.nccl.results import combine, hang_summary, rank_states
+from typing import Any
+
+from core.models import convert, to_builtins
+from core.nccl.model import RankEvent
+from core.nccl.results import combine as combine_typed
+from core.nccl.results import hang_summary, rank_states
+
+
+def events(ranks: dict[int, list[dict[str, Any]]]) -> dict[int, list[RankEvent]]:
+    return convert(ranks, dict[int, list[RankEvent]], name="test", what="rank events")
+
+
+def combine(ranks: dict[int, list[dict[str, Any]]], nranks: int) -> Any:
+    return to_builtins(combine_typed(events(ranks), nranks))
 
 
 def result(op: str, size: int, seconds: float, correct: bool = True) -> dict[str, object]:
@@ -61,7 +74,8 @@ def test_states_name_who_never_started_never_joined_failed_or_skipped() -> None:
             },
         ],
     }
-    states = rank_states(ranks, 5)
+    typed = rank_states(events(ranks), 5)
+    states = to_builtins(typed)
     assert [s["state"] for s in states] == [
         "stuck",
         "finished",
@@ -70,7 +84,7 @@ def test_states_name_who_never_started_never_joined_failed_or_skipped() -> None:
         "never started",
     ]
     assert states[3]["error"] == "DistBackendError: NCCL error: unhandled system error"
-    assert hang_summary(states) == (
+    assert hang_summary(typed) == (
         "rank 0 stuck in all_gather of 1 MiB; rank 2 never joined the process group; "
         "rank 3 failed; rank 4 never started; rank 1 skipped all_gather of 1 MiB"
     )

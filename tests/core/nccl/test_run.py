@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from core.models import to_builtins
 from core.nccl.command import exit_code
 from core.nccl.launch import LaunchSpec
 from core.nccl.render import render_human
@@ -94,8 +95,9 @@ def test_a_stalled_rank_ends_at_the_timeout_with_every_rank_killed(tmp_path: Pat
         fault_rank=1,
         fault_op="broadcast",
     )
-    report = run_nccl(spec, keep)
-    assert report["status"] == "timed_out" and exit_code(report) == 1
+    typed = run_nccl(spec, keep)
+    report = to_builtins(typed)
+    assert report["status"] == "timed_out" and exit_code(typed) == 1
     assert 20 <= report["seconds"] < 40
     assert report["hang"] == (
         "rank 0 stuck in broadcast of 8 B; rank 1 stuck before broadcast of 8 B "
@@ -105,7 +107,7 @@ def test_a_stalled_rank_ends_at_the_timeout_with_every_rank_killed(tmp_path: Pat
     assert processes_mentioning(str(keep)) == []
     # What finished before the hang is kept.
     assert [r["bytes"] for r in report["results"]["all_reduce"]] == [8, 16]
-    assert "TIMED OUT (every rank killed)" in render_human(report)
+    assert "TIMED OUT (every rank killed)" in render_human(typed)
 
 
 def test_bad_usage_is_one_line_and_exit_2() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.models import to_builtins
 from core.nccl.transport import describe, family, parse
 
 NVLINK_LOG = """\
@@ -20,14 +21,15 @@ gpu:41:90 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1
 
 
 def test_nvlink_host_reports_p2p_and_the_version() -> None:
-    info = parse(NVLINK_LOG)
+    typed = parse(NVLINK_LOG)
+    info = to_builtins(typed)
     assert info["version"] == "2.28.9+cuda13.0"
     assert info["transports"] == {"P2P/CUMEM/read": 3}
     assert info["primary"] == "P2P"
     assert info["networks"] == ["Socket"]
     assert info["nvls_available"] is False and not info["nvls_used"]
     assert info["nodes"] == 1
-    assert describe(info) == (
+    assert describe(typed) == (
         "P2P (P2P/CUMEM/read x3), network Socket, NVLS not available, NCCL 2.28.9+cuda13.0"
     )
 
@@ -41,7 +43,8 @@ def test_shm_and_network_fallbacks_and_warnings() -> None:
         "h:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory\n"
         "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 4 nNodes 2 localRanks 2 localRank 0\n"
     )
-    info = parse(log)
+    typed = parse(log)
+    info = to_builtins(typed)
     assert info["families"] == {"SHM": 2, "NET/IB": 1}
     assert info["primary"] == "SHM"
     assert info["nodes"] == 2
@@ -50,6 +53,7 @@ def test_shm_and_network_fallbacks_and_warnings() -> None:
 
 
 def test_output_without_nccl_lines_says_so() -> None:
-    info = parse("just some torch output\nNCCL_DEBUG not set\n")
+    typed = parse("just some torch output\nNCCL_DEBUG not set\n")
+    info = to_builtins(typed)
     assert not info["seen"] and info["primary"] is None
-    assert describe(info).startswith("not reported")
+    assert describe(typed).startswith("not reported")

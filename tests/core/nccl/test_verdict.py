@@ -6,9 +6,27 @@ from typing import Any
 
 import pytest
 
-from core.nccl.verdict import judge, load_links, model_for
+from core.models import convert, to_builtins
+from core.nccl.model import Row, Transport
+from core.nccl.verdict import judge as judge_typed
+from core.nccl.verdict import load_links, model_for
 
 P2P = {"primary": "P2P", "nodes": 1}
+
+
+def judge(backend: str, results: Any, *, transport: Any, **kw: Any) -> Any:
+    """The verdict as JSON data, from plain rows and transport (the typed judge underneath)."""
+    typed_rows = {
+        op: [
+            Row(count=None, time_us=0.0, algbw_gbps=0.0, rank_time_us=[], correct=True, **r)
+            for r in rs
+        ]
+        for op, rs in results.items()
+    }
+    info = convert(transport, Transport, name="test", what="transport")
+    return to_builtins(judge_typed(backend, typed_rows, transport=info, **kw))
+
+
 GIB = 1024**3
 
 
@@ -17,7 +35,8 @@ def rows(busbw: float, size: int = GIB) -> dict[str, list[dict[str, Any]]]:
 
 
 def test_links_file_is_complete_and_every_model_has_a_known_generation() -> None:
-    links = load_links()
+    typed = load_links()
+    links = to_builtins(typed)
     gens = links["nvlink"]["per_link_gbps"]
     assert 0 < links["verdict"]["expected_fraction"] <= 1
     for gpu in links["gpu"]:
@@ -25,10 +44,10 @@ def test_links_file_is_complete_and_every_model_has_a_known_generation() -> None
         assert gpu["nvlink"] == 0 or str(gpu["nvlink"]) in gens
         assert str(gpu["pcie"]) in links["pcie"]["x16_gbps"]
     # More specific names come first: an H200 NVL is not read as an SXM H200.
-    assert model_for("NVIDIA H200 NVL", links)["match"] == "H200 NVL"
-    assert model_for("NVIDIA H100 80GB HBM3", links)["match"] == "H100"
-    assert model_for("NVIDIA A100-SXM4-80GB", links)["match"] == "A100"
-    assert model_for("Tesla T4", links) is None
+    assert model_for("NVIDIA H200 NVL", typed).match == "H200 NVL"
+    assert model_for("NVIDIA H100 80GB HBM3", typed).match == "H100"
+    assert model_for("NVIDIA A100-SXM4-80GB", typed).match == "A100"
+    assert model_for("Tesla T4", typed) is None
 
 
 def test_two_h200_at_the_issue_numbers_are_as_expected() -> None:

@@ -150,18 +150,80 @@ def test_command_not_found_not_executable_and_quick_exit_get_one_line(tmp_path: 
     assert proc.returncode == 2 and "no command given" in proc.stderr
 
 
-def test_launch_blocking_locates_an_asynchronous_error_at_its_real_line() -> None:
-    data = as_json(run_try("--fixes", "--json", "--", PY, script("async_error_sim.py")))
+def test_missing_script_or_broken_interpreter_is_one_line_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    proc = run_try("--cwd", str(tmp_path), "--", "python3", "nosuch.py")
+    assert proc.returncode == 2
+    assert proc.stderr == f"cuda-clinic: error: try: nosuch.py: no such file (in {tmp_path})\n"
+    assert proc.stdout == ""  # nothing ran, nothing was matched or saved
+    with History.open() as history:
+        assert history.try_runs() == []
+    proc = run_try("--cwd", str(tmp_path), "--", PY, "-X", "dev", "gone/train.py", "--bs", "4")
+    assert proc.returncode == 2 and "gone/train.py: no such file" in proc.stderr
+    # An interpreter that cannot start (a venv whose base Python was removed) is named.
+    broken = tmp_path / "venv" / "bin" / "python3"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("#!/nonexistent/python3.9\n")
+    broken.chmod(0o755)
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    proc = run_try("--cwd", str(tmp_path), "--", str(broken), "train.py")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert f"try: cannot start {broken}" in proc.stderr
+    # -m and -c have no script file to check; they run as usual.
+    proc = run_try("--cwd", str(tmp_path), "--", PY, "-c", "print('fine')")
+    assert proc.returncode == 0 and "exited 0" in proc.stdout
+
+
+def test_cuda_only_fixes_are_cant_test_here_on_a_cpu_only_torch() -> None:
+    """The simulated device-side assert matches an entry whose fixes are CUDA variables; this
+    interpreter's torch is a CPU build, so they are not re-run and never read "still fails"."""
+    proc = run_try("--fixes", "--json", "--", PY, script("async_error_sim.py"))
+    assert proc.returncode == 1
+    data = as_json(proc)
     assert data["entry"]["id"] == "cuda/device-side-assert"
     assert data["frame"]["function"] == "synchronize"  # where the error surfaced
-    runs = {r["fix"]["id"]: r for r in data["fixes"]}
-    blocking = runs["launch-blocking"]
-    assert blocking["verdict"] == "located"
-    assert blocking["env_changes"] == {"CUDA_LAUNCH_BLOCKING": "1"}
-    assert blocking["frame"]["function"] == "lookup"
-    assert blocking["frame"]["code"] == "raise RuntimeError(ERROR)"
-    assert "the original run pointed at" in blocking["reason"]
-    # TORCH_USE_CUDA_DSA changes nothing here: same error at the same line is not "located".
-    assert runs["device-side-assertions"]["verdict"] == "still_fails"
-    assert data["recommendation"]["kind"] == "located"
-    assert data["recommendation"]["fix"] == "launch-blocking"
+    assert "torch" in data["machine"]["line"] and data["machine"]["torch_cuda"] in (None, "")
+    for run in data["fixes"]:
+        assert run["verdict"] == "cannot_test"
+        assert "CPU-only build" in run["reason"] and run["outcome"] is None  # not re-run
+    answer = data["answer"]
+    assert answer["cause"]["id"] == "embedding-index-out-of-range"
+    assert answer["where"]["function"] == "synchronize"
+    untested = [f for f in answer["fixes"] if f["status"] == "cant_test_here"]
+    assert {f["fix_id"] for f in untested} == {"launch-blocking", "device-side-assertions"}
+    assert all(f["sure"].startswith("can't test here: torch ") for f in untested)
+    assert not any(f["status"] == "failed_here" for f in answer["fixes"])
+    text = run_try("--fixes", "--no-save", "--", PY, script("async_error_sim.py")).stdout
+    assert "-> can't test here: torch " in text and "still fails" not in text
+
+
+def test_launch_blocking_run_is_judged_located_at_its_real_line(tmp_path: Path) -> None:
+    """The verdict itself, on the real child runs a GPU machine would make (the GPU evidence
+    in tests/data/try/gpu shows the same on an H200)."""
+    from core.contain import run_contained
+    from core.kb import open_kb
+    from core.tryrun.judge import judge
+    from core.tryrun.locate import user_frame
+
+    argv = [PY, script("async_error_sim.py")]
+    roots = [Path(script("async_error_sim.py")).parent]
+    original = run_contained(argv, cwd=str(tmp_path), env=dict(os.environ), timeout=60)
+    blocking = run_contained(
+        argv, cwd=str(tmp_path), env={**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}, timeout=60
+    )
+    frame = user_frame(original.text(), roots)
+    assert frame is not None and frame["function"] == "synchronize"
+    with open_kb() as kb:
+        verdict, reason, located, _new = judge(
+            kind="diagnose",
+            outcome=blocking,
+            original_ttf=original.wall_s,
+            targets=["cuda/device-side-assert"],
+            original_frame=frame,
+            kb=kb,
+            roots=roots,
+        )
+    assert verdict == "located" and "the original run pointed at" in reason
+    assert located is not None and located["function"] == "lookup"
+    assert located["code"] == "raise RuntimeError(ERROR)"

@@ -2,8 +2,9 @@
 
 Usage: python tests/data/env/broken/derived/derive.py
 Each fixture is the healthy H200 recording (tests/data/env/gpu_deep.json, real probe output)
-changed the way issue 10 describes that broken setup (the variable set, torch's exception
-text, the library files mapped), then assembled and written as an `env --deep --json` file.
+changed the way issue 10 (the first 13) or issue 22 (the rest) describes that broken setup
+(the variable set, torch's exception text, the library files mapped), then assembled and
+written as an `env --deep --json` file.
 They are synthetic: the recordings made by scripts/gpu/env_matrix.sh replace them
 (tests/data/env/broken/<name>.json) and the tests prefer those.
 """
@@ -174,6 +175,91 @@ def alloc_conf(rec: Raw) -> None:
         check.update(failed)
 
 
+DAMAGED = "/tmp/clinic-matrix/cudnn-damaged"
+NOT_A_LIBRARY = "/tmp/clinic-matrix/not-a-library.so"
+
+
+def damaged_cudnn(rec: Raw) -> None:
+    """Every cuDNN sub-library of a copy on LD_LIBRARY_PATH cut to half: the probe dies."""
+    rec["quick"]["env"]["LD_LIBRARY_PATH"] = DAMAGED
+    parts = ("graph", "engines_precompiled", "engines_runtime_compiled", "heuristic", "ops", "cnn")
+    rec["quick"]["libraries"] = {
+        "checked": 60,
+        "complete": True,
+        "seconds": 0.05,
+        "preload": [],
+        "damaged": [
+            {
+                "path": f"{DAMAGED}/libcudnn_{part}.so.9",
+                "file": f"{DAMAGED}/libcudnn_{part}.so.9",
+                "folder": DAMAGED,
+                "source": "LD_LIBRARY_PATH",
+                "problem": "it is truncated: the file has 1,000,000 bytes but a loadable segment "
+                "ends at byte 2,000,000; a process that maps it dies with SIGBUS when it touches "
+                "the missing part",
+            }
+            for part in parts
+        ],
+    }
+    rec["deep"] = None
+    rec["status"]["deep"] = {
+        "returncode": None,
+        "signal": "SIGBUS",
+        "timed_out": False,
+        "seconds": 4.1,
+        "error": "killed by SIGBUS",
+        "last_stage": "first conv on cuda:0",
+        "running": ["first conv on cuda:0"],
+        "stderr_tail": [
+            "Fatal Python error: Bus error",
+            'File "core/env/probe/gpuchecks.py", line 73 in first_conv',
+        ],
+        "loader_messages": [],
+    }
+
+
+def _alloc_refused(value: str, message: str) -> Callable[[Raw], None]:
+    def change(rec: Raw) -> None:
+        rec["quick"]["env"]["PYTORCH_CUDA_ALLOC_CONF"] = value
+        t = rec["deep"]["torch"]
+        rec["deep"]["errors"] = [
+            {"stage": "first conv on cuda:0", "type": "ValueError", "message": message}
+        ]
+        t["first_op"] = {
+            "device": "cuda:0",
+            "op": "first-conv",
+            "ok": False,
+            "error": "ValueError: " + message,
+            "seconds": 0.1,
+        }
+        t.update(cuda_init_failed=True, devices=[], checks=[])
+
+    return change
+
+
+def preload_not_a_library(rec: Raw) -> None:
+    rec["quick"]["env"]["LD_PRELOAD"] = NOT_A_LIBRARY
+    rec["quick"]["libraries"] = {
+        "checked": 60,
+        "complete": True,
+        "seconds": 0.05,
+        "damaged": [],
+        "preload": [
+            {
+                "path": NOT_A_LIBRARY,
+                "problem": "it is not an ELF file (no ELF magic at the start: overwritten or "
+                "not a library)",
+            }
+        ],
+    }
+    said = (
+        f"ERROR: ld.so: object '{NOT_A_LIBRARY}' from LD_PRELOAD cannot be preloaded "
+        "(invalid ELF header): ignored."
+    )
+    for key in ("quick", "deep"):
+        rec["status"].setdefault(key, {})["loader_messages"] = [said]
+
+
 CHANGES: dict[str, Callable[[Raw], None]] = {
     "healthy": lambda rec: None,
     "cvd-empty": _hide_gpus(""),
@@ -193,6 +279,18 @@ CHANGES: dict[str, Callable[[Raw], None]] = {
     ),
     "alloc-conf-malformed": alloc_conf,
     "slow-settings": _variables(CUDA_MODULE_LOADING="EAGER", NVIDIA_TF32_OVERRIDE="0"),
+    "damaged-cudnn-truncated": damaged_cudnn,
+    "alloc-conf-bad-bool": _alloc_refused(
+        "expandable_segments:true",
+        "Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'",
+    ),
+    "alloc-conf-bad-number": _alloc_refused(
+        "max_split_size_mb:10", "CachingAllocator option max_split_size_mb too small, must be >= 20"
+    ),
+    "cublas-workspace-malformed": _variables(CUBLAS_WORKSPACE_CONFIG="4096:8"),
+    "ld-preload-not-a-library": preload_not_a_library,
+    "nccl-p2p-disable-true": _variables(NCCL_P2P_DISABLE="true"),
+    "arch-list-misses-gpu": _variables(TORCH_CUDA_ARCH_LIST="7.5;8.0"),
 }
 
 
@@ -200,6 +298,7 @@ def derive(name: str, base: Raw) -> dict[str, Any]:
     """The env JSON of setup `name`, derived from the healthy recording `base`."""
     rec = copy.deepcopy(base)
     rec["deep"].setdefault("errors", [])
+    rec.setdefault("status", {}).setdefault("deep", {})
     CHANGES[name](rec)
     env = assemble(rec["quick"], rec["deep"], rec["status"], deep=True)
     data = env.to_dict()

@@ -1,0 +1,26 @@
+"""Benchmark: run a sweep in the target interpreter and save it when it completed."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from core.bench import run_sweep
+from core.bench.runner import EventCallback
+from core.ops.save import record_bench
+
+
+def bench(
+    kind: str,
+    *,
+    quick: bool = False,
+    python: str | None = None,
+    on_event: EventCallback | None = None,
+    cancel: threading.Event | None = None,
+    save: bool = True,
+) -> dict[str, Any]:
+    """The `kind` sweep ("lstm" or "conv"); a complete one is saved (its id in `id`)."""
+    payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel, save=False)
+    if save and payload.get("status") == "complete":
+        payload["id"] = record_bench(kind, payload)
+    return payload

@@ -1,0 +1,158 @@
+"""Which machine produced the error, and is it the one the report was made on?
+
+A pasted log often comes from another machine (a colleague's GPU server); the report must not
+present *this* laptop's setup as the one that failed. The log itself usually says enough:
+torch's version and CUDA build, the GPU's name, the driver, Python's version (from the paths
+of its frames), the operating system. Each fact is read with the line it came from, and then
+compared with this machine's environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MAX_LINES = 20_000  # facts are read from the log's last lines (the matcher bounds it too)
+_FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "torch",
+        re.compile(
+            r"(?:PyTorch version:\s*|\btorch[= ]=?\s*|torch\.__version__\s*[=:]\s*|"
+            r"\btorch\s+)(?P<v>\d+\.\d+(?:\.\d+)?(?:[.+][\w.]+)?)"
+        ),
+    ),
+    (
+        "cuda",
+        re.compile(
+            r"(?:CUDA used to build PyTorch:\s*|CUDA Version:\s*|torch\.version\.cuda\s*[=:]\s*|"
+            r"Cuda compilation tools, release\s*)(?P<v>\d+\.\d+)"
+        ),
+    ),
+    (
+        "gpu",
+        re.compile(
+            r"(?P<v>(?:NVIDIA |Tesla |Quadro )?(?:GeForce |RTX |TITAN )?"
+            r"(?:[A-H]\d{2,3}[A-Za-z0-9-]*(?: \d+GB)?(?: HBM\dE?)?|RTX \d{4}(?: Ti| SUPER)?"
+            r"(?: Laptop GPU)?|GTX \d{3,4}(?: Ti)?|RTX A\d{4}|V100[\w-]*|T4|P100[\w-]*|"
+            r"A100[\w-]*|H100[\w ]*?|H200[\w-]*|L4|L40S?))"
+            r"(?= with CUDA capability| GPU\b|,|\s*\||$)"
+        ),
+    ),
+    ("driver", re.compile(r"Driver Version:\s*(?P<v>\d{3}\.\d+(?:\.\d+)?)")),
+    ("cudnn", re.compile(r"cuDNN version:\s*(?P<v>\d+\.\d+(?:\.\d+)?)")),
+    (
+        "python",
+        re.compile(r"[\\/]lib[\\/]python(?P<v>\d\.\d{1,2})[\\/]|Python (?P<w>3\.\d{1,2}\.\d+)"),
+    ),
+)
+_OS = (
+    ("Windows", re.compile(r"\b[A-Z]:\\\\?(?:Users|Program Files|ProgramData)|\\site-packages\\")),
+    ("macOS", re.compile(r"/Users/[^/\s]+/|/opt/homebrew/|\.dylib\b")),
+    ("Linux", re.compile(r"/home/[^/\s]+/|/usr/lib/|/opt/conda/|/usr/local/lib/python|\.so\b")),
+)
+
+
+def log_facts(text: str) -> dict[str, dict[str, Any]]:
+    """What the log shows about the machine that produced it: {fact: {value, line}}."""
+    lines = text.splitlines()[-MAX_LINES:]
+    offset = max(0, len(text.splitlines()) - MAX_LINES)
+    facts: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines, start=offset + 1):
+        part = line[:2000]
+        for name, pattern in _FACTS:
+            if name in facts:
+                continue
+            found = pattern.search(part)
+            if found:
+                value = next(v for v in found.groupdict().values() if v)
+                facts[name] = {"value": value.strip(), "line": number}
+        if "os" not in facts:
+            for name, pattern in _OS:
+                if pattern.search(part):
+                    facts["os"] = {"value": name, "line": number}
+                    break
+    return facts
+
+
+def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
+    """The same facts for this machine, from its env JSON."""
+    if not env:
+        return {}
+    torch = env.get("torch") or {}
+    gpus = [str(g.get("name") or "") for g in env.get("gpus") or [] if isinstance(g, Mapping)]
+    python = str((env.get("python") or {}).get("version") or "")
+    return {
+        "torch": str(torch.get("version") or ""),
+        "cuda": str(torch.get("cuda") or ""),
+        "gpu": ", ".join(g for g in gpus if g),
+        "driver": str((env.get("driver") or {}).get("version") or ""),
+        "python": ".".join(python.split(".")[:2]),
+        "os": {"Linux": "Linux", "Windows": "Windows", "Darwin": "macOS"}.get(
+            str((env.get("platform") or {}).get("system") or ""), ""
+        ),
+    }
+
+
+LABELS = {
+    "torch": "PyTorch",
+    "cuda": "CUDA (torch's build or the driver's)",
+    "gpu": "GPU",
+    "driver": "NVIDIA driver",
+    "cudnn": "cuDNN",
+    "python": "Python",
+    "os": "Operating system",
+}
+
+
+def _differs(name: str, theirs: str, mine: str) -> bool:
+    if name == "gpu":
+        return not mine or theirs.lower().split()[-1] not in mine.lower()
+    if name in ("torch", "python", "driver", "cuda", "cudnn"):
+        return not mine or not (mine.startswith(theirs) or theirs.startswith(mine))
+    return theirs != mine
+
+
+def compare(
+    text: str | None, env: Mapping[str, Any] | None, *, produced_here: bool = False
+) -> dict[str, Any]:
+    """The two machines side by side and what that means for reading the report."""
+    facts = log_facts(text) if text else {}
+    mine = _this(env)
+    rows = []
+    differs = []
+    for name, label in LABELS.items():
+        theirs = facts.get(name, {}).get("value", "")
+        here = mine.get(name, "")
+        if not theirs and not here:
+            continue
+        odd = bool(theirs) and _differs(name, theirs, here)
+        if odd:
+            differs.append(label)
+        rows.append({"field": label, "error": theirs, "here": here, "differs": odd})
+    if produced_here:
+        note = "The error was produced on this machine (a run of `cuda-clinic try` here)."
+        same: bool | None = True
+    elif differs:
+        note = (
+            "The error came from another setup: its log shows a different "
+            + ", ".join(differs)
+            + ". This machine's setup (below) is not the one that failed."
+        )
+        same = False
+    elif facts:
+        note = "What the log shows matches this machine; it may have been produced here."
+        same = None
+    else:
+        note = (
+            "The log does not say which machine produced it. If it was pasted from another "
+            "machine, this machine's setup (below) is not the one that failed."
+        )
+        same = None
+    return {
+        "produced_here": produced_here,
+        "same_machine": same,
+        "note": note,
+        "rows": rows,
+        "facts": {k: v for k, v in facts.items()},
+    }

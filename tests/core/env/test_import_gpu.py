@@ -1,0 +1,93 @@
+"""The importers of the issue-22 GPU runs (scripts/import_env2.py, scripts/import_env4.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+BROKEN = ROOT / "tests" / "data" / "env" / "broken"
+
+
+def _bench() -> dict[str, object]:
+    samples = {"collect_env": [5.1, 5.3, 5.0, 5.2, 5.4], "env --deep": [3.4, 3.5, 3.3, 3.6, 3.4]}
+    return {
+        "python": "/home/alice/venv/bin/python3",
+        "machine": {"cpu": "Xeon", "cpus": 16, "os": "Linux", "gpus": ["GPU 0: NVIDIA H100"]},
+        "rounds": 5,
+        "samples": samples,
+        "exit_codes": {"collect_env": [0], "env --deep": [0]},
+        "median": {"collect_env": 5.2, "env --deep": 3.4},
+        "ratio": {"collect_env": 1.0, "env --deep": 3.4 / 5.2},
+        "ratio_per_round": [
+            a / b for a, b in zip(samples["env --deep"], samples["collect_env"], strict=True)
+        ],
+        "deep_probe": {"torch_import_s": 2.9},
+    }
+
+
+def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: Path) -> None:
+    outdir = tmp_path / "env2"
+    (outdir / "matrix").mkdir(parents=True)
+    for setup in tomllib.loads((BROKEN / "expected.toml").read_text())["setup"]:
+        recorded = BROKEN / f"{setup['name']}.json"
+        source = recorded if recorded.exists() else BROKEN / "derived" / recorded.name
+        data = json.loads(source.read_text())
+        data["python"]["executable"] = "/home/alice/venv/bin/python3"
+        (outdir / "matrix" / f"{setup['name']}.json").write_text(json.dumps(data))
+    (outdir / "summary.txt").write_text(
+        "alloc-retry (a) allocate once: exit=1\n"
+        "alloc-retry (b) catch, allocate again: exit=139 (139 = SIGSEGV)\n"
+    )
+    (outdir / "alloc_retry_a.txt").write_text("ValueError: Unrecognized key 'expandable_segment'\n")
+    (outdir / "bench.json").write_text(json.dumps(_bench()))
+    dest = tmp_path / "broken"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "import_env2.py"),
+            str(outdir),
+            "--dest",
+            str(dest),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "| env --deep | 3.400 |" in proc.stdout
+    run = json.loads((dest / "matrix_run.json").read_text())
+    assert run["experiment_alloc_retry"]["alloc-retry (b) catch, allocate again"].startswith(
+        "exit=139"
+    )
+    assert "alice" not in (dest / "matrix_run.json").read_text()
+    assert (dest / "damaged-cudnn-truncated.json").exists()
+
+
+def test_env4_import_redacts_and_places_the_files(tmp_path: Path) -> None:
+    import shutil
+
+    outdir = tmp_path / "env4"
+    outdir.mkdir()
+    env = json.loads((BROKEN / "derived" / "healthy.json").read_text())
+    env["python"]["executable"] = "/home/alice/venv/bin/python3"
+    (outdir / "env_deep.json").write_text(json.dumps(env))
+    (outdir / "bench.json").write_text(json.dumps(_bench()))
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "scripts", repo / "scripts")
+    shutil.copytree(ROOT / "core", repo / "core")
+    proc = subprocess.run(
+        [sys.executable, str(repo / "scripts" / "import_env4.py"), str(outdir), "--label", "t4"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    written = (repo / "tests/data/env/multi_gpu/t4_env.json").read_text()
+    assert "alice" not in written and json.loads(written)["findings"]
+    assert (repo / "benchmarks/env/t4_bench.json").exists()

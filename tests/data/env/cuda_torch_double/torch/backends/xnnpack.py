@@ -1,0 +1,3 @@
+"""torch.backends.xnnpack of the stand-in."""
+
+enabled = True
