@@ -103,8 +103,10 @@ def collect_ssh(
     remote: str = DEFAULT_REMOTE,
     progress: Progress | None = None,
     source: str = "",
+    ssh_config: str | None = None,
 ) -> FleetRun:
-    """`ssh -o BatchMode=yes host cuda-clinic env --json` on every host, `parallel` at a time."""
+    """`ssh -o BatchMode=yes host cuda-clinic env --json` on every host, `parallel` at a time;
+    `ssh_config` is given to ssh as `-F` (another port, key, jump host)."""
     command = env_command(remote, deep)
     connect = max(1, min(10, int(timeout)))
     start = time.perf_counter()
@@ -112,7 +114,9 @@ def collect_ssh(
     lock = threading.Lock()
 
     def one(host: str) -> NodeResult:
-        cmd = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect}", host, command]
+        config = ["-F", ssh_config] if ssh_config else []
+        cmd = ["ssh", *config, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect}"]
+        cmd += [host, command]
         try:
             rc, out, err, secs = _run(cmd, timeout)
         except FileNotFoundError:

@@ -50,7 +50,12 @@ def load_pack(root: Path, bundled: Collection[Entry]) -> LoadResult:
     bundled_ids = {entry.id for entry in bundled}
     # Absolute file names: the errors are stored with the build and shown from any folder.
     result = load_dir(
-        root, registered_scenarios(), known_ids=bundled_ids, evidence_root=root, label_of=str
+        root,
+        registered_scenarios(),
+        known_ids=bundled_ids,
+        evidence_root=root,
+        label_of=str,
+        user=True,
     )
     kept = []
     for entry in result.entries:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.contain import Outcome, run_contained
-from core.errors import UsageError
+from core.errors import ClinicError, UsageError
 from core.tryrun.locate import user_frame
 from core.tryrun.machine import cannot_test, probe_machine
 from core.tryrun.model import FixRun, TryResult
@@ -22,6 +22,7 @@ from core.tryrun.shim import planned_env, prepare, shim_source
 # costs no more than starting the clinic (benchmarks/bench_try.py).
 if TYPE_CHECKING:
     from core.kb.fixes import Fix
+    from core.kb.schema import Entry
     from core.kb.store import KnowledgeBase
 
 QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
@@ -31,6 +32,7 @@ FixSink = Callable[[FixRun], None]  # a re-run about to start (its exact env and
 # Called with the KB still open once the run is judged (the command passes the answer's
 # core.answer.tryrun.attach_answer: the answer is a layer above try).
 DoneSink = Callable[[TryResult, "KnowledgeBase", str], None]
+ConfirmSink = Callable[[list["Entry"]], None]  # raises ClinicError unless the user agrees
 BASE_ENV = {"PYTHONUNBUFFERED": "1"}  # every run alike, so output arrives as it is printed
 
 
@@ -163,6 +165,22 @@ def run_command(
     return outcome
 
 
+def _confirm_pack_fixes(result: TryResult, kb: KnowledgeBase, confirm: ConfirmSink | None) -> None:
+    """Ask before a fix from the user's own entries runs; mark them not run when refused."""
+    mine = [kb.get(i) for i in dict.fromkeys(r.fix["entry"] for r in result.fixes)]
+    mine = [entry for entry in mine if entry.is_user]
+    if not mine:
+        return
+    try:
+        if confirm is None:
+            raise UsageError("fixes from your own KB entries run only after you confirm them")
+        confirm(mine)
+    except ClinicError as exc:
+        for run in result.fixes:
+            if any(run.fix["entry"] == entry.id for entry in mine):
+                run.verdict, run.reason = "cancelled", f"not run: {exc}"
+
+
 def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
     """Match a failed (or hung) run's log, find the user's raising line, plan the fixes."""
     from core.tryrun.judge import failing_ids
@@ -254,6 +272,8 @@ def run_fixes(
     # printed it too, and the marker proves nothing).
     marker_counts = bool(result.until) and original.marker_s is None
     for run in result.fixes:
+        if run.verdict == "cancelled":  # a pack fix the user did not confirm
+            continue
         if cancel is not None and cancel.is_set():
             run.verdict, run.reason = "cancelled", "not run: cancelled"
             continue
@@ -344,10 +364,14 @@ def run_try(
     on_fix: FixSink | None = None,
     cancel: threading.Event | None = None,
     on_done: DoneSink | None = None,
+    confirm: ConfirmSink | None = None,
 ) -> TryResult:
     """The whole `try`: the original run, then (with `fixes`) one re-run per fix.
 
-    `open_kb` is called only when the command failed or hung (the KB is what costs start-up)."""
+    `open_kb` is called only when the command failed or hung (the KB is what costs start-up).
+    `confirm(entries)` is asked before any fix of the user's own pack entries runs; a
+    ClinicError from it (declined, or no terminal to ask) leaves those fixes not run, and says
+    why in each one's reason, while the original run's result is kept."""
     result = start(opts)
     original = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
     if result.status not in ("failed", "timed_out"):
@@ -356,6 +380,7 @@ def run_try(
     try:
         diagnose(result, original, kb)
         if result.status == "failed" and fixes and result.fixes:
+            _confirm_pack_fixes(result, kb, confirm)
             run_fixes(
                 result,
                 original,
