@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
+from core.contain import run_contained
 from core.errors import TargetPythonError
 
 # Probe scripts use nothing newer than this.
 MIN_VERSION = (3, 8)
+CHECK_TIMEOUT_S = 30.0
+CHECK_OUTPUT_BYTES = 64 * 1024  # the check prints two numbers
 _CHECK = "import sys; print('%d %d' % sys.version_info[:2])"
 _INTERPRETER_NAMES = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
 
@@ -34,8 +36,9 @@ def _interpreter_in(directory: str) -> str | None:
     return None
 
 
-def resolve_python(path: str | None) -> str:
-    """Validate a target interpreter by running it; returns its absolute path.
+def resolve_python(path: str | None, timeout: float = CHECK_TIMEOUT_S) -> str:
+    """Validate a target interpreter by running it (contained: its whole process tree ends at
+    `timeout`, its output is capped); returns its absolute path.
 
     `None` means the app's own interpreter. A venv or conda folder is accepted and its
     interpreter used. The path is made absolute but symlinks are kept: a venv's `python` is a
@@ -53,18 +56,19 @@ def resolve_python(path: str | None) -> str:
         raise TargetPythonError(f"{path} does not exist")
     if not os.access(candidate, os.X_OK):
         raise TargetPythonError(f"{path} is not executable")
-    try:
-        proc = subprocess.run(
+    try:  # a hostile or broken interpreter may hang, fork, or flood: contained and capped
+        outcome = run_contained(
             [candidate, "-I", "-S", "-c", _CHECK],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
+            timeout=timeout,
+            output="streams",
+            max_bytes=CHECK_OUTPUT_BYTES,
         )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise TargetPythonError(f"{path} could not be run: {exc}") from None
-    parts = proc.stdout.split()
-    if proc.returncode != 0 or len(parts) != 2 or not all(p.isdigit() for p in parts):
+    except OSError as exc:
+        raise TargetPythonError(f"{path} could not be run: {exc.strerror or exc}") from None
+    if outcome.status == "timed_out":
+        raise TargetPythonError(f"{path} gave no answer within {timeout:g} s (it was stopped)")
+    parts = outcome.stdout.split()
+    if outcome.failed or len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise TargetPythonError(f"{path} is not a working Python interpreter")
     version = (int(parts[0]), int(parts[1]))
     if version < MIN_VERSION:

@@ -7,15 +7,17 @@ torch never imported), so a broken or slow environment costs at most `timeout` s
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from core.boundedio import loads_json
+from core.contain import run_contained
 from core.env.probe import script_path
+from core.errors import InputError
 
 PROBE_TIMEOUT_S = 15.0
+PROBE_OUTPUT_BYTES = 1 << 20  # the answer is one JSON line
 
 
 @dataclass(frozen=True)
@@ -50,25 +52,27 @@ class TorchBuild:
 
 
 def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> TorchBuild:
-    """Ask `python` for its torch build in a child process (killed after `timeout` s)."""
+    """Ask `python` for its torch build in a child process, contained: its whole process tree
+    ends after `timeout` s and its output is capped (a hostile interpreter costs nothing)."""
     try:
-        proc = subprocess.run(
+        outcome = run_contained(
             [python, "-I", str(script_path("torchbuild"))],
-            capture_output=True,
-            text=True,
             timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
+            output="streams",
+            max_bytes=PROBE_OUTPUT_BYTES,
         )
-    except subprocess.TimeoutExpired:
-        return TorchBuild(python, error=f"no answer within {timeout:g} s")
     except OSError as exc:
         return TorchBuild(python, error=exc.strerror or str(exc))
+    if outcome.status == "timed_out":
+        return TorchBuild(python, error=f"no answer within {timeout:g} s")
     try:
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
-        return TorchBuild(python, error=last[:200])
+        lines = outcome.stdout.strip().splitlines()
+        data = loads_json(lines[-1], name=python, what="torch build answer")
+        if not isinstance(data, dict):
+            raise ValueError(data)
+    except (IndexError, ValueError, InputError):
+        said = outcome.stderr.strip().splitlines() or [outcome.ended()]
+        return TorchBuild(python, error=said[-1][:200])
     torch = data.get("torch") or {}
     return TorchBuild(
         python=python,

@@ -66,7 +66,8 @@ def _walk(items: list[Any], outer: list[Any] | None) -> str | None:
         if op in _REPEATS:
             low, high, body = av
             repeats = high > 1
-            if outer is not None and repeats and low != high and not _delimited(outer, body):
+            # any variable part inside a repeat (`+`, `*`, even `?`) can split the text many ways
+            if outer is not None and low != high and not _delimited(outer, body):
                 return "a repeat inside a repeat, such as (a+)+, backtracks exponentially"
             if repeats and _has(list(body), _c.BRANCH):
                 return "a repeated alternation, such as (a|ab)*, backtracks exponentially"

@@ -215,7 +215,7 @@ def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
             seen.add(key)
             runs.append(
                 FixRun(
-                    fix=_fix_dict(fix, entry_id),
+                    fix={**_fix_dict(fix, entry_id), "own": kb.get(entry_id).is_user},
                     env_changes=planned_env(fix, {**os.environ, **BASE_ENV}),
                     shim=shim_source(fix),
                 )

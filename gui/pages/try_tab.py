@@ -191,7 +191,8 @@ class TryTab(QWidget):
         self.results.clear()
         self._show_answer(None)
         self.confirm_button.setVisible(False)
-        self._launch(lambda emit, cancel: self._run_original(result, emit, cancel), "try")
+        packs = self.ctx.data.kb_extra  # the user's own entries, as on the Diagnose page
+        self._launch(lambda emit, cancel: self._run_original(result, emit, cancel, packs), "try")
 
     def show_plan(self) -> None:
         """List every re-run (its exact variables and shim) for the user to confirm."""
@@ -204,7 +205,13 @@ class TryTab(QWidget):
                 f"<code>{html.escape(k)}={html.escape(v)}</code>"
                 for k, v in run.env_changes.items()
             )
-            parts.append(f"<p><b>{html.escape(fix['id'])}</b> ({fix['kind']}): ")
+            own = (
+                f" <b>from your own KB entry {html.escape(fix['entry'])}, not one CUDA Clinic "
+                "ships</b>"
+                if fix.get("own")
+                else ""
+            )
+            parts.append(f"<p><b>{html.escape(fix['id'])}</b> ({fix['kind']}){own}: ")
             parts.append(f"{html.escape(fix['title'])}<br>{env}</p>")
             if run.shim:
                 parts.append(
@@ -221,7 +228,10 @@ class TryTab(QWidget):
         if result is None or original is None:
             return
         self.confirm_button.setVisible(False)
-        self._launch(lambda emit, cancel: self._run_fixes(result, original, emit, cancel), "fixes")
+        packs = self.ctx.data.kb_extra
+        self._launch(
+            lambda emit, cancel: self._run_fixes(result, original, emit, cancel, packs), "fixes"
+        )
 
     def cancel(self) -> None:
         """Stop the run: the core ends the command's whole process group."""
@@ -247,13 +257,15 @@ class TryTab(QWidget):
         )
 
     @staticmethod
-    def _run_original(result: Any, emit: Any, cancel: threading.Event) -> Any:
+    def _run_original(
+        result: Any, emit: Any, cancel: threading.Event, packs: list[str] | None = None
+    ) -> Any:
         from core.answer.tryrun import attach_answer
         from core.kb import open_kb
         from core.tryrun.runner import recommend, run_original
 
         batch = _Batcher(emit)
-        with open_kb() as kb:
+        with open_kb(extra=packs or []) as kb:
             original = run_original(
                 result,
                 kb,
@@ -270,7 +282,13 @@ class TryTab(QWidget):
         return ("original", result, original)
 
     @staticmethod
-    def _run_fixes(result: Any, original: Any, emit: Any, cancel: threading.Event) -> Any:
+    def _run_fixes(
+        result: Any,
+        original: Any,
+        emit: Any,
+        cancel: threading.Event,
+        packs: list[str] | None = None,
+    ) -> Any:
         from core.answer.tryrun import attach_answer
         from core.kb import open_kb
         from core.tryrun.runner import run_fixes
@@ -282,7 +300,7 @@ class TryTab(QWidget):
             emit({"type": "lines", "text": f"--- re-run {name} ---"})
             emit({"type": "phase", "waiting": waiting})
 
-        with open_kb() as kb:
+        with open_kb(extra=packs or []) as kb:
             run_fixes(result, original, kb, on_line=batch.add, on_phase=phase, cancel=cancel)
             attach_answer(result, kb, original.text())
         batch.close()
