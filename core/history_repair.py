@@ -43,6 +43,7 @@ TABLES = {
 }
 KEPT_ID = "kept_id"  # in a run that waited in the pending folder
 MAX_PROBES = 200_000  # single-id lookups when a table scan stops at a damaged page
+GIVE_UP_AFTER = 1_000  # ids in a row with nothing readable, when the last id is unknown
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 _DAMAGE = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
@@ -154,7 +155,7 @@ def _readable_rows(
     try:
         present = {r[1] for r in old.execute(f"PRAGMA table_info({table})")}
     except sqlite3.Error:
-        present = set(wanted)
+        return [], 0  # the schema itself cannot be read: nothing to find rows by
     columns = [c for c in wanted if c in present]
     if not present or "id" not in columns:
         return [], 0
@@ -171,16 +172,23 @@ def _readable_rows(
     except (sqlite3.Error, TypeError, ValueError):
         top = 0  # unknown: probe on past the last id read, count only gaps below one read
     failed: list[int] = []
-    last = min(max(top, max(rows, default=0) + 10_000), MAX_PROBES)
+    last = min(max(top, max(rows, default=0) + GIVE_UP_AFTER), MAX_PROBES)
+    misses = 0
     for row_id in range(1, last + 1):
         if row_id in rows:
             continue
+        if not top and misses >= GIVE_UP_AFTER:
+            break  # past the end (max(id) could not say where it is)
         try:
             values = old.execute(select + " WHERE id = ?", (row_id,)).fetchone()
         except sqlite3.Error:
             failed.append(row_id)
+            misses += 1
             continue
-        if values is not None:
+        if values is None:
+            misses += 1
+        else:
+            misses = 0
             rows[row_id] = dict(zip(columns, values, strict=True))
     bound = top or max(rows, default=0)
     return [rows[k] for k in sorted(rows)], sum(1 for i in failed if i <= bound)
