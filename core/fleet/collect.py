@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from core.boundedio import MiB, read_bytes
+from core.boundedio import MiB, read_bytes, size_text
 from core.contain import run_contained
 from core.errors import UsageError
 from core.fleet.model import FleetRun, NodeResult, Status, natural_key, parse_env_output
@@ -26,6 +26,7 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_PARALLEL = 32
 DEFAULT_REMOTE = "cuda-clinic"
 HOSTFILE_MAX_BYTES = 4 * MiB
+NODE_OUTPUT_BYTES = 16 * MiB  # one node's env JSON is about 100 KB
 _MARK = "@@cuda-clinic-fleet"
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _SRUN_TASK_ERROR = re.compile(r"srun: error: (?P<node>[\w.-]+): task (?P<task>\d+): (?P<why>.*)")
@@ -56,12 +57,16 @@ def read_hostfile(path: str | Path) -> list[str]:
 
 def _run(cmd: Sequence[str], timeout: float) -> tuple[int | None, str, str, float]:
     """Run `cmd` contained (core.contain): (exit code or None when it timed out, stdout,
-    stderr, seconds)."""
-    outcome = run_contained(cmd, timeout=timeout, output="streams")
+    stderr, seconds). A node's output past NODE_OUTPUT_BYTES is reported, not kept: 32 nodes
+    at once each flooding must not cost 32 times the cap."""
+    outcome = run_contained(cmd, timeout=timeout, output="streams", max_bytes=NODE_OUTPUT_BYTES)
     code = outcome.exit_code
     if outcome.status == "exited" and code is None and outcome.signal:
         code = -1
-    return code, outcome.stdout, outcome.stderr, round(outcome.wall_s, 3)
+    out = outcome.stdout
+    if outcome.stdout_truncated:
+        out = f"[output larger than {size_text(NODE_OUTPUT_BYTES)}; not read]"
+    return code, out, outcome.stderr, round(outcome.wall_s, 3)
 
 
 def _last_line(text: str) -> str:

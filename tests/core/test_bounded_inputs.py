@@ -262,9 +262,9 @@ def test_host_files_and_rank_logs_are_bounded(tmp_path: Path) -> None:
         "import sys\nblock = b'x' * (1 << 20)\nfor _ in range(40): sys.stdout.buffer.write(block)"
     )
     rc, out, _err, _s = _run([sys.executable, "-c", flood], timeout=60)
-    assert rc == 0 and out.startswith("[output larger than 16 MB (40 MB); not read]")
+    assert rc == 0 and out == "[output larger than 16 MB; not read]"
     ranks = tmp_path / "ranks"
     ranks.mkdir()
     good = json.dumps({"event": "start", "rank": 0})
     (ranks / "rank0.jsonl").write_text(f"{good}\n{'[' * 50_000}\n{good}\n")
-    assert read_ranks(ranks) == {0: [json.loads(good), json.loads(good)]}
+    assert [event.event for event in read_ranks(ranks)[0]] == ["start", "start"]

@@ -4,16 +4,15 @@ with a warning naming its id, by every command that reads the history; it never 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from core.errors import HistoryRowError
 from core.history import History
+from tests.core.clirun import run_core
 
 BAD_RUNS = ("[1,2]", "not json {", "[" * 5000 + "]" * 5000, "[" * 20000)
 
@@ -47,15 +46,7 @@ def seeded(folder: Path) -> tuple[list[int], list[int], int, int, int]:
 
 
 def cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CUDA_CLINIC_DATA_DIR": str(folder)}
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return run_core(*args, CUDA_CLINIC_DATA_DIR=str(folder))
 
 
 def test_reading_an_unreadable_run_is_one_error_naming_it(tmp_path: Path) -> None:

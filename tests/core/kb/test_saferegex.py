@@ -4,16 +4,12 @@ run, passes the same check."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.saferegex import backtracking_risk, check_signature, compile_re2, compile_signature
+from tests.core.clirun import run_core
 
 ENTRY = """+++
 id = "cuda/{slug}"
@@ -47,18 +43,7 @@ def write_pack(root: Path, signatures: dict[str, str]) -> Path:
 
 def cli(*args: str, stdin: str | None = None, timeout: float = 120) -> tuple[int, str, str, float]:
     start = time.perf_counter()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "core", *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            env=os.environ,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{args} ran past {timeout} s")
+    done = run_core(*args, stdin=stdin, timeout=timeout)
     return done.returncode, done.stdout, done.stderr, time.perf_counter() - start
 
 

@@ -11,21 +11,15 @@ import sys
 import time
 from pathlib import Path
 
+from tests.core.clirun import run_core
+
 REMOTE = f"{sys.executable} -m core"  # how a node runs cuda-clinic (this checkout)
 
 
 def cli(
     *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-        cwd=Path(__file__).resolve().parents[3],
-    )
+    done = run_core(*args, env=env, timeout=timeout)
     return done.returncode, done.stdout, done.stderr
 
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.core.clirun import run_core
+
 ENTRY = """+++
 id = "cuda/{slug}"
 title = "Lab: the boom job fails without LAB_FLAG"
@@ -52,15 +54,7 @@ def pack_with(root: Path, env: str, slug: str = "lab-try-boom") -> Path:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        env=env or dict(os.environ),
-    )
+    return run_core(*args, env=env)
 
 
 def try_json(tmp_path: Path, *options: str, env: dict[str, str] | None = None) -> tuple[int, dict]:
