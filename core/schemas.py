@@ -35,6 +35,13 @@ def register(name: str, target: str, title: str) -> None:
     SCHEMAS[name] = (target, title)
 
 
+register(
+    "wizard-run",
+    "core.wizard.record:WizardRun",
+    "A wizard run: `cuda-clinic wizard run ID --json`, `wizard history ID --json`",
+)
+
+
 def model_of(name: str) -> Any:
     """The model type behind schema `name`."""
     target, _title = SCHEMAS[name]

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
-from core.contain import run_contained
 from core.errors import TargetPythonError
 
 # Probe scripts use nothing newer than this.
 MIN_VERSION = (3, 8)
 CHECK_TIMEOUT_S = 30.0
-CHECK_OUTPUT_BYTES = 64 * 1024  # the check prints two numbers
 _CHECK = "import sys; print('%d %d' % sys.version_info[:2])"
 _INTERPRETER_NAMES = ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe")
 
@@ -36,9 +35,8 @@ def _interpreter_in(directory: str) -> str | None:
     return None
 
 
-def resolve_python(path: str | None, timeout: float = CHECK_TIMEOUT_S) -> str:
-    """Validate a target interpreter by running it (contained: its whole process tree ends at
-    `timeout`, its output is capped); returns its absolute path.
+def resolve_python(path: str | None) -> str:
+    """Validate a target interpreter by running it; returns its absolute path.
 
     `None` means the app's own interpreter. A venv or conda folder is accepted and its
     interpreter used. The path is made absolute but symlinks are kept: a venv's `python` is a
@@ -56,20 +54,17 @@ def resolve_python(path: str | None, timeout: float = CHECK_TIMEOUT_S) -> str:
         raise TargetPythonError(f"{path} does not exist")
     if not os.access(candidate, os.X_OK):
         raise TargetPythonError(f"{path} is not executable")
-    try:  # a hostile or broken interpreter may hang, fork, or flood: contained and capped
-        outcome = run_contained(
-            [candidate, "-I", "-S", "-c", _CHECK],
-            timeout=timeout,
-            output="streams",
-            max_bytes=CHECK_OUTPUT_BYTES,
-        )
+    from core.contain import run_contained
+
+    try:  # contained: a hostile "interpreter" can neither flood us nor leave children behind
+        outcome = run_contained([candidate, "-I", "-S", "-c", _CHECK], timeout=CHECK_TIMEOUT_S)
     except OSError as exc:
-        raise TargetPythonError(f"{path} could not be run: {exc.strerror or exc}") from None
-    if outcome.status == "timed_out":
-        raise TargetPythonError(f"{path} gave no answer within {timeout:g} s (it was stopped)")
-    parts = outcome.stdout.split()
-    if outcome.failed or len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise TargetPythonError(f"{path} is not a working Python interpreter")
+        raise TargetPythonError(f"{path} could not be run: {exc}") from None
+    # stdout and stderr share the log: the loader may print its own lines (a bad LD_PRELOAD)
+    said = [text for _t, text in outcome.lines() if re.fullmatch(r"\d+ \d+", text.strip())]
+    parts = said[-1].split() if said else []
+    if outcome.status != "exited" or outcome.exit_code != 0 or len(parts) != 2:
+        raise TargetPythonError(f"{path} is not a working Python interpreter ({outcome.ended()})")
     version = (int(parts[0]), int(parts[1]))
     if version < MIN_VERSION:
         raise TargetPythonError(

@@ -20,7 +20,7 @@ PROGRESS_DELAY_MS = 500
 
 OnSuccess = Callable[[Any], None]
 OnFailure = Callable[[BaseException], None]
-EventSink = Callable[[dict[str, Any]], None]
+EventSink = Callable[[Any], None]  # a run's progress events: typed (wizard) or dicts (bench)
 RunFunction = Callable[[EventSink, threading.Event], Any]
 
 
@@ -82,7 +82,7 @@ class TaskRunner(QObject):
         self,
         fn: RunFunction,
         name: str = "run",
-        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        on_progress: EventSink | None = None,
         on_finished: OnSuccess | None = None,
         on_failed: OnFailure | None = None,
     ) -> RunTask:
@@ -160,7 +160,7 @@ class RunTask(QObject):
     exception as `failed`. Cancelling sets the event; the core's worker then kills its process
     group, so the run ends promptly even when the step hangs."""
 
-    progress = Signal(dict)
+    progress = Signal(object)
     finished = Signal(object)
     failed = Signal(object)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.env.model import Environment, Finding
 from core.env.render import render_human
@@ -10,12 +10,14 @@ from core.env.render import render_human
 if TYPE_CHECKING:
     import threading
 
+    from core.env.probe.shapes import DeepJSON, QuickJSON
     from core.env.runner import ProbeRun
 
 __all__ = ["Environment", "Finding", "assemble", "deep_result", "detect", "render_human"]
 
 # Mirrors core.env.runner.DEEP_TIMEOUT_S; the runner (subprocess and friends) loads on first use.
 DEEP_TIMEOUT_S = 180.0
+QUICK_TIMEOUT_S = 60.0  # core.env.runner.QUICK_TIMEOUT_S mirrors it
 
 
 def app_info() -> dict[str, Any]:
@@ -30,12 +32,12 @@ def app_info() -> dict[str, Any]:
     }
 
 
-def deep_result(run: ProbeRun | None) -> dict[str, Any] | None:
+def deep_result(run: ProbeRun | None) -> DeepJSON | None:
     """The deep probe's JSON; a child that died inside `import torch` becomes an import error."""
     if run is None:
         return None
     if run.data is not None:
-        return run.data
+        return cast("DeepJSON", run.data)
     if run.last_stage == "import torch":
         message = f"the interpreter died while importing torch ({run.error})"
         return {"torch": {"imported": False, "import_error": message}}
@@ -47,6 +49,7 @@ def detect(
     deep: bool = False,
     deep_timeout: float = DEEP_TIMEOUT_S,
     cancel: threading.Event | None = None,
+    quick_timeout: float = QUICK_TIMEOUT_S,
 ) -> Environment:
     """Probe the target interpreter (default: this one) and return the Environment with findings.
 
@@ -63,7 +66,9 @@ def detect(
 
     target = resolve_python(python)
     try:
-        quick, deep_run = run_probes(target, deep=deep, deep_timeout=deep_timeout, cancel=cancel)
+        quick, deep_run = run_probes(
+            target, deep=deep, deep_timeout=deep_timeout, cancel=cancel, quick_timeout=quick_timeout
+        )
     except OSError as exc:
         raise TargetPythonError(f"{target} could not be started: {exc}") from None
     status: dict[str, Any] = {"target": target, "quick": quick.status(), "deep": None}
@@ -75,13 +80,14 @@ def detect(
     if deep:
         from core.env.multigpu import section_from_probes
 
-        multi = section_from_probes(quick.data, deep_result(deep_run))
-    return assemble(quick.data, deep_result(deep_run), status, deep=deep, multi_gpu=multi)
+        multi = section_from_probes(cast("QuickJSON", quick.data), deep_result(deep_run))
+    data = cast("QuickJSON", quick.data)
+    return assemble(data, deep_result(deep_run), status, deep=deep, multi_gpu=multi)
 
 
 def assemble(
-    quick: dict[str, Any],
-    deep_data: dict[str, Any] | None,
+    quick: QuickJSON,
+    deep_data: DeepJSON | None,
     status: dict[str, Any],
     deep: bool,
     multi_gpu: dict[str, Any] | None = None,

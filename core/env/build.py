@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.env.model import (
     Cudnn,
@@ -17,6 +17,23 @@ from core.env.model import (
     TorchDevice,
     TorchError,
 )
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import (
+        DeepJSON,
+        Ecosystem,
+        Libraries,
+        NvmlGpu,
+        NvmlJSON,
+        OpResult,
+        Packages,
+        PipPackage,
+        PlatformInfo,
+        ProbeSection,
+        PythonInfo,
+        QuickJSON,
+        Toolkits,
+    )
 
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
 
@@ -40,7 +57,7 @@ def _pair_on(pair: Any) -> bool | None:
     return bool(pair[0]) if isinstance(pair, (list, tuple)) and pair else None
 
 
-def build_driver(nvml: dict[str, Any]) -> Driver:
+def build_driver(nvml: NvmlJSON) -> Driver:
     """The Driver section from the NVML probe."""
     return Driver(
         version=nvml.get("driver_version"),
@@ -53,7 +70,7 @@ def build_driver(nvml: dict[str, Any]) -> Driver:
     )
 
 
-def build_gpu(raw: dict[str, Any]) -> Gpu:
+def build_gpu(raw: NvmlGpu) -> Gpu:
     """One GPU from the NVML probe."""
     memory = raw.get("memory_mb") or {}
     util = raw.get("utilization_pct") or {}
@@ -95,7 +112,7 @@ def _flag(value: Any) -> bool | None:
     return {"true": True, "false": False}.get(str(value).lower())
 
 
-def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
+def build_torch(quick: QuickJSON, deep: DeepJSON | None) -> Torch:
     """torch from installed files (quick) overlaid with what the import said (deep)."""
     q = quick.get("torch") or {}
     declared = dict(q.get("declared") or {})
@@ -157,7 +174,7 @@ def build_torch(quick: dict[str, Any], deep: dict[str, Any] | None) -> Torch:
     return torch
 
 
-def _op(check: dict[str, Any]) -> OpCheck:
+def _op(check: OpResult) -> OpCheck:
     return OpCheck(
         device=str(check.get("device")),
         op=str(check.get("op")),
@@ -167,7 +184,7 @@ def _op(check: dict[str, Any]) -> OpCheck:
     )
 
 
-def _package_for(directory: str, packages: list[dict[str, Any]]) -> str | None:
+def _package_for(directory: str, packages: list[PipPackage]) -> str | None:
     """The nvidia-cudnn-* wheel that installed a copy living in `directory`."""
     for pkg in packages:
         name = str(pkg.get("name", ""))
@@ -181,7 +198,7 @@ def _package_for(directory: str, packages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def build_copies(quick: dict[str, Any]) -> list[CudnnCopy]:
+def build_copies(quick: QuickJSON) -> list[CudnnCopy]:
     """Every cuDNN copy the quick probe found on disk."""
     packages = (quick.get("packages") or {}).get("pip") or []
     copies = []
@@ -245,7 +262,7 @@ def _answering_core(torch: Torch, cores: list[LoadedLibrary]) -> LoadedLibrary |
 
 def build_cudnn(
     torch: Torch,
-    quick: dict[str, Any],
+    quick: QuickJSON,
     loaded: list[LoadedLibrary],
     folders: dict[str, Any] | None = None,
 ) -> Cudnn:
@@ -314,7 +331,7 @@ def attribute_loaded(cudnn: Cudnn, torch: Torch, loaded: list[LoadedLibrary]) ->
         cudnn.version, cudnn.version_source = match.version, "disk-scan"
 
 
-def build_loaded(deep: dict[str, Any] | None) -> list[LoadedLibrary]:
+def build_loaded(deep: DeepJSON | None) -> list[LoadedLibrary]:
     """CUDA-stack libraries the deep probe's process had mapped."""
     out = []
     # Probe version 1 read only the cuDNN core's version, into a separate map.
@@ -338,8 +355,8 @@ def build_loaded(deep: dict[str, Any] | None) -> list[LoadedLibrary]:
 
 
 def build(
-    quick: dict[str, Any],
-    deep: dict[str, Any] | None = None,
+    quick: QuickJSON,
+    deep: DeepJSON | None = None,
     probe_status: dict[str, Any] | None = None,
 ) -> Environment:
     """The Environment (without findings) from the quick probe and, in deep mode, the deep one."""
@@ -355,18 +372,18 @@ def build(
         status.setdefault("deep_pid", deep.get("pid"))
     return Environment(
         mode="deep" if deep is not None or (probe_status or {}).get("deep") else "quick",
-        python=dict(quick.get("python") or {}),
-        platform=dict(quick.get("platform") or {}),
+        python=cast("PythonInfo", dict(quick.get("python") or {})),
+        platform=cast("PlatformInfo", dict(quick.get("platform") or {})),
         driver=build_driver(nvml),
         gpus=[build_gpu(g) for g in nvml.get("gpus") or []],
         torch=torch,
         cudnn=build_cudnn(torch, quick, loaded, (deep or {}).get("cudnn_folders")),
         loaded_libraries=loaded,
-        toolkits=dict(quick.get("toolkits") or {}),
+        toolkits=cast("Toolkits", dict(quick.get("toolkits") or {})),
         toolchain=dict(quick.get("toolchain") or {}),
-        packages=dict(quick.get("packages") or {}),
-        libraries=dict(quick.get("libraries") or {}),
-        ecosystem=dict(quick.get("ecosystem") or {}),
+        packages=cast("Packages", dict(quick.get("packages") or {})),
+        libraries=cast("Libraries", dict(quick.get("libraries") or {})),
+        ecosystem=cast("Ecosystem", dict(quick.get("ecosystem") or {})),
         env_vars=dict(quick.get("env") or {}),
-        probe=status,
+        probe=cast("ProbeSection", status),
     )

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from core.env.model import Environment, Finding
+from core.env.probe.shapes import ExtPackage
 
 # The CUDA release whose ptxas first knows each architecture (CUDA toolkit release notes).
 PTXAS_FIRST = {
@@ -61,7 +61,7 @@ def _arch_names(values: list[int], prefix: str) -> str:
     return ", ".join(f"{prefix}_{v}" for v in values) or "none"
 
 
-def _package_arch(env: Environment, pkg: dict[str, Any], cap: str) -> Finding | None:
+def _package_arch(env: Environment, pkg: ExtPackage, cap: str) -> Finding | None:
     sm = _sm(cap)
     libs = [lib for lib in pkg.get("libraries") or [] if lib.get("fatbin")]
     if sm is None or not libs:
@@ -107,7 +107,7 @@ def _package_arch(env: Environment, pkg: dict[str, Any], cap: str) -> Finding | 
     )
 
 
-def _runtime_major(pkg: dict[str, Any]) -> int | None:
+def _runtime_major(pkg: ExtPackage) -> int | None:
     for lib in pkg.get("libraries") or []:
         for need in lib.get("needs") or []:
             match = re.match(r"^libcudart\.so\.(\d+)", need)
@@ -116,7 +116,7 @@ def _runtime_major(pkg: dict[str, Any]) -> int | None:
     return None
 
 
-def _package_build(env: Environment, pkg: dict[str, Any]) -> list[Finding]:
+def _package_build(env: Environment, pkg: ExtPackage) -> list[Finding]:
     """The CUDA runtime it links, torch's version it pins, CUDA kernels it should have."""
     out: list[Finding] = []
     name, version = str(pkg.get("name")), pkg.get("version")
@@ -169,7 +169,7 @@ def _package_build(env: Environment, pkg: dict[str, Any]) -> list[Finding]:
     return out
 
 
-def _companion_build(env: Environment, pkg: dict[str, Any]) -> Finding | None:
+def _companion_build(env: Environment, pkg: ExtPackage) -> Finding | None:
     """torchvision/torchaudio of another build than torch (+cpu beside +cu130)."""
     name, version = str(pkg.get("name")), str(pkg.get("version") or "")
     if name not in ("torchvision", "torchaudio") or "+" not in (env.torch.version or ""):
@@ -197,7 +197,7 @@ def _companion_build(env: Environment, pkg: dict[str, Any]) -> Finding | None:
     )
 
 
-def _bitsandbytes(env: Environment, pkg: dict[str, Any]) -> Finding | None:
+def _bitsandbytes(env: Environment, pkg: ExtPackage) -> Finding | None:
     if pkg.get("name") != "bitsandbytes" or not env.torch.cuda:
         return None
     names = [os.path.basename(str(lib.get("path"))) for lib in pkg.get("libraries") or []]

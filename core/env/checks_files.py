@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from core.env.model import Environment, Finding
+from core.env.probe.shapes import Damaged
 from core.env.remedy import drop_from_path
 
 _SHOWN = 4
@@ -19,7 +19,7 @@ _SHOWN = 4
 IN_USE = ("LD_LIBRARY_PATH", "pip-wheel", "torch-bundled", "conda", "LD_PRELOAD")
 
 
-def damaged_copies(env: Environment) -> list[dict[str, Any]]:
+def damaged_copies(env: Environment) -> list[Damaged]:
     """The damaged library files the quick probe found, LD_LIBRARY_PATH ones first."""
     found = list((env.libraries or {}).get("damaged") or [])
     order = {source: i for i, source in enumerate(IN_USE)}
@@ -59,7 +59,7 @@ def _owner(name: str, parts: list[str]) -> bool:
 
 def check_damaged(env: Environment) -> list[Finding]:
     """One finding per folder holding damaged library copies, naming the files and the fix."""
-    by_folder: dict[str, list[dict[str, Any]]] = {}
+    by_folder: dict[str, list[Damaged]] = {}
     for item in damaged_copies(env):
         by_folder.setdefault(str(item.get("folder")), []).append(item)
     out = []
@@ -97,9 +97,8 @@ _PRELOAD = re.compile(
 def loader_lines(env: Environment) -> list[str]:
     """The dynamic loader's messages the probe children printed, each once."""
     lines: list[str] = []
-    for key in ("quick", "deep"):
-        status = env.probe.get(key) or {}
-        lines += [str(x) for x in status.get("loader_messages") or []]
+    for status in (env.probe.get("quick"), env.probe.get("deep")):
+        lines += [str(x) for x in (status or {}).get("loader_messages") or []]
     return list(dict.fromkeys(lines))
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any
 
 from core.env.checks_ecosystem import LIBCUDA_PLACES, PTXAS_FIRST
 from core.env.model import Environment, Finding
+from core.env.probe.shapes import PipPackage, TritonInfo
 
 
-def _libcuda_fix(env: Environment, triton: dict[str, Any]) -> str:
+def _libcuda_fix(env: Environment, triton: TritonInfo) -> str:
     """`export TRITON_LIBCUDA_PATH=DIR` for a folder holding libcuda.so.1, else ldconfig."""
     for place in LIBCUDA_PLACES:
         if os.path.exists(os.path.join(place, "libcuda.so.1")):
@@ -57,7 +57,7 @@ def check_triton(env: Environment) -> list[Finding]:
                 kb="triton/cannot-find-libcuda",
             )
         )
-    elif not triton.get("libcuda_so"):
+    elif triton.get("links_lcuda") and not triton.get("libcuda_so"):
         folder = triton["libcuda_dirs"][0]
         out.append(
             Finding(
@@ -81,7 +81,7 @@ def check_triton(env: Environment) -> list[Finding]:
                 + "): its launcher fails to compile with 'cuda.h: No such file or directory'.",
                 "Reinstall triton (it ships the header)"
                 + (
-                    f"; or put {os.path.dirname(triton['toolkit_cuda_h'])} on CPATH."
+                    f"; or put {os.path.dirname(triton.get('toolkit_cuda_h') or '')} on CPATH."
                     if triton.get("toolkit_cuda_h")
                     else "."
                 ),
@@ -121,13 +121,13 @@ def _reinstall_triton(env: Environment) -> str:
 
 
 def _version(env: Environment, name: str) -> str:
-    pkg: dict[str, Any] = next(
-        (p for p in env.packages.get("pip") or [] if p.get("name") == name), {}
+    pkg: PipPackage = next(
+        (p for p in env.packages.get("pip") or [] if p.get("name") == name), PipPackage()
     )
     return str(pkg.get("version") or "")
 
 
-def _ptxas(env: Environment, triton: dict[str, Any]) -> list[Finding]:
+def _ptxas(env: Environment, triton: TritonInfo) -> list[Finding]:
     """Triton's ptxas missing, or too old for this GPU's architecture."""
     if not triton.get("ptxas"):
         return [

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from core.env.checks_files import IN_USE, damaged_copies
 from core.env.model import Environment
+from core.env.probe.shapes import ProbeStatus
 
 SIGNALS = {
     "SIGBUS": "the process touched a page of a mapped file that does not exist (a truncated "
@@ -68,7 +69,7 @@ def step_command(env: Environment, step: str) -> str:
     return f"{shlex.quote(python)} -X faulthandler -c {shlex.quote(code)}"
 
 
-def explain(env: Environment, status: dict[str, object]) -> Crash | None:
+def explain(env: Environment, status: ProbeStatus) -> Crash | None:
     """Why the deep child died, or None when it did not die from a signal."""
     signal = str(status.get("signal") or "")
     if not signal:
@@ -76,9 +77,9 @@ def explain(env: Environment, status: dict[str, object]) -> Crash | None:
         signal = error.removeprefix("killed by ") if error.startswith("killed by ") else ""
     if not signal:
         return None
-    running = [str(s) for s in status.get("running") or []]  # type: ignore[attr-defined]
+    running = [str(s) for s in status.get("running") or []]
     step = running[-1] if running else str(status.get("last_stage") or "an unknown step")
-    tail = [str(x) for x in status.get("stderr_tail") or []]  # type: ignore[attr-defined]
+    tail = [str(x) for x in status.get("stderr_tail") or []]
     fault = "\n".join(x for x in tail if x.startswith(("Fatal Python error", 'File "', "  File")))
     cause, root, confirm = _cause(env, signal, step)
     return Crash(

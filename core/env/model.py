@@ -1,58 +1,34 @@
-"""The Environment model: plain dataclasses, `to_dict()` for the JSON contract and back."""
+"""The Environment model: dataclasses typed for msgspec, `to_dict()` for the JSON contract.
+
+Saved files come back through core.models (`convert`): msgspec checks every field against these
+annotations (nested dataclasses included), so no hand-written shape walker is needed. The
+model stays mutable: the probes' output is built into it in steps (build, attribution, checks).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any
+
+from core.env.probe.shapes import (
+    Ecosystem,
+    Libraries,
+    Packages,
+    PlatformInfo,
+    ProbeSection,
+    Process,
+    PythonInfo,
+    Toolkits,
+)
 
 # 2: findings carry `command`, `kb`, `evidence`, `caused_by`; torch keeps its exceptions verbatim
 # (`errors`, `first_op`, cuDNN runtime/compile); loaded libraries carry the version read from the
-# mapped file. Version 1 files still load (the new fields take their defaults).
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+# mapped file. 3: `libraries` (damaged copies, LD_PRELOAD) and `ecosystem` (extensions, Triton,
+# container). Older files still load (the new fields take their defaults).
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 SEVERITIES = ("error", "warning", "info")
-
-T = TypeVar("T")
-
-
-class FieldError(ValueError):
-    """A saved environment whose field `field` (a dotted path) has the wrong shape."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"field {field!r}: {problem}")
-        self.field = field
-
-
-def _load(cls: type[T], data: Any, where: str = "") -> T:
-    """Build dataclass `cls` from a dict: unknown keys ignored, nested classes via `_nested`.
-
-    Raises FieldError naming the dotted path of the first value of the wrong shape.
-    """
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise FieldError(where or "(top level)", f"expected an object, got {type(data).__name__}")
-    nested: dict[str, type[Any]] = getattr(cls, "_nested", {})
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.name not in data:
-            continue
-        value = data[f.name]
-        path = f"{where}.{f.name}" if where else f.name
-        if f.name in nested and value is not None:
-            sub = nested[f.name]
-            if isinstance(value, list):
-                value = [_load(sub, v, f"{path}[{i}]") for i, v in enumerate(value)]
-            elif f.default_factory is list:
-                raise FieldError(path, f"expected a list, got {type(value).__name__}")
-            else:
-                value = _load(sub, value, path)
-        kwargs[f.name] = value
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:  # a required field is missing
-        raise FieldError(where or "(top level)", str(exc)) from None
 
 
 @dataclass
@@ -108,7 +84,7 @@ class Gpu:
     persistence: bool | None = None
     compute_mode: str | None = None
     mig_enabled: bool | None = None
-    processes: list[dict[str, Any]] | None = None
+    processes: list[Process] | None = None
     errors: dict[str, str] = field(default_factory=dict)
 
 
@@ -153,13 +129,6 @@ class TorchError:
 @dataclass
 class Torch:
     """PyTorch in the target interpreter; deep-only fields stay None in quick mode."""
-
-    _nested: ClassVar[dict[str, type[Any]]] = {
-        "devices": TorchDevice,
-        "checks": OpCheck,
-        "first_op": OpCheck,
-        "errors": TorchError,
-    }
 
     installed: bool = False
     version: str | None = None
@@ -210,8 +179,6 @@ class CudnnCopy:
 class Cudnn:
     """cuDNN: the copy in use (`loaded_from`, deep mode) or expected (quick), and every copy."""
 
-    _nested: ClassVar[dict[str, type[Any]]] = {"copies": CudnnCopy}
-
     version: str | None = None
     basis: str | None = None  # "loaded" (deep: read from the process) or "expected" (quick)
     loaded_from: str | None = None
@@ -240,34 +207,24 @@ class LoadedLibrary:
 class Environment:
     """Everything detected about one target interpreter, plus the findings about it."""
 
-    _nested: ClassVar[dict[str, type[Any]]] = {
-        "driver": Driver,
-        "gpus": Gpu,
-        "torch": Torch,
-        "cudnn": Cudnn,
-        "loaded_libraries": LoadedLibrary,
-        "findings": Finding,
-        "suppressed": Finding,
-    }
-
     schema_version: int = SCHEMA_VERSION
     mode: str = "quick"
-    python: dict[str, Any] = field(default_factory=dict)
-    platform: dict[str, Any] = field(default_factory=dict)
+    python: PythonInfo = field(default_factory=PythonInfo)
+    platform: PlatformInfo = field(default_factory=PlatformInfo)
     driver: Driver = field(default_factory=Driver)
     gpus: list[Gpu] = field(default_factory=list)
     torch: Torch = field(default_factory=Torch)
     cudnn: Cudnn = field(default_factory=Cudnn)
     loaded_libraries: list[LoadedLibrary] = field(default_factory=list)
-    toolkits: dict[str, Any] = field(default_factory=dict)
+    toolkits: Toolkits = field(default_factory=Toolkits)
     toolchain: dict[str, Any] = field(default_factory=dict)  # gcc/clang --version, first line
-    packages: dict[str, Any] = field(default_factory=dict)
+    packages: Packages = field(default_factory=Packages)
     # Damaged library files in the search path and LD_PRELOAD's entries (quick probe).
-    libraries: dict[str, Any] = field(default_factory=dict)
+    libraries: Libraries = field(default_factory=Libraries)
     # GPU-ecosystem packages, Triton's toolchain, the container (quick probe).
-    ecosystem: dict[str, Any] = field(default_factory=dict)
+    ecosystem: Ecosystem = field(default_factory=Ecosystem)
     env_vars: dict[str, str] = field(default_factory=dict)
-    probe: dict[str, Any] = field(default_factory=dict)
+    probe: ProbeSection = field(default_factory=ProbeSection)
     findings: list[Finding] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)  # cascades a root cause explains
     app: dict[str, Any] = field(default_factory=dict)
@@ -285,5 +242,8 @@ class Environment:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Environment:
-        """Rebuild from `to_dict()` output (a saved report, a recorded run)."""
-        return _load(cls, data)
+        """Rebuild from `to_dict()` output (a saved report, a recorded run), every field's type
+        checked by msgspec; InputError names the field's JSON path."""
+        from core.models import convert
+
+        return convert(data, cls, name="environment", what="environment")

@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from core.env.probe.nvml_links import generation
+from core.env.probe.shapes import DeepJSON, LinkGpu, Links, NvLink, QuickJSON
 
 NVML_TIMEOUT_S = 30.0
 
@@ -28,7 +29,7 @@ def run_probe(
     return result.data, result.status()
 
 
-def peers_from_deep(deep: dict[str, Any] | None) -> dict[str, Any] | None:
+def peers_from_deep(deep: DeepJSON | None) -> dict[str, Any] | None:
     """What the deep probe's torch said about the GPUs together, in the section's shape."""
     torch = (deep or {}).get("torch") or {}
     if not torch:
@@ -60,9 +61,7 @@ def peers_from_deep(deep: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def section_from_probes(
-    quick: dict[str, Any], deep: dict[str, Any] | None
-) -> dict[str, Any] | None:
+def section_from_probes(quick: QuickJSON, deep: DeepJSON | None) -> dict[str, Any] | None:
     """The section from one deep run's probes, or None without a GPU to describe."""
     if not gpu_count(quick, deep):
         return None
@@ -80,7 +79,7 @@ def section_from_probes(
     )
 
 
-def _link_summary(gpu: dict[str, Any], bus_to_index: dict[str, int]) -> dict[str, Any]:
+def _link_summary(gpu: LinkGpu, bus_to_index: dict[str, int]) -> dict[str, Any]:
     links = gpu.get("nvlinks") or []
     active = [link for link in links if link.get("active")]
     peers: dict[str, int] = {}
@@ -99,7 +98,7 @@ def _link_summary(gpu: dict[str, Any], bus_to_index: dict[str, int]) -> dict[str
     }
 
 
-def _generation(gpu: dict[str, Any], link: dict[str, Any]) -> str | None:
+def _generation(gpu: LinkGpu, link: NvLink) -> str | None:
     """The NVLink version as the hardware has it ("4.0" for an H100), from NVML's enum value.
 
     Recordings before the mapping kept only the raw value; where the architecture NVML reports
@@ -123,7 +122,7 @@ def _bus_key(bus_id: str | None) -> str | None:
         return None
 
 
-def build_section(links: dict[str, Any] | None, peers: dict[str, Any] | None) -> dict[str, Any]:
+def build_section(links: Links | None, peers: dict[str, Any] | None) -> dict[str, Any]:
     """The `multi_gpu` JSON from the two probes' output (either may be None: it did not run)."""
     links = links or {"error": "the NVML links probe gave no result", "gpus": [], "p2p": []}
     nvml_gpus = links.get("gpus") or []
@@ -169,7 +168,7 @@ def build_section(links: dict[str, Any] | None, peers: dict[str, Any] | None) ->
     }
 
 
-def gpu_count(quick: dict[str, Any], deep: dict[str, Any] | None) -> int:
+def gpu_count(quick: QuickJSON, deep: DeepJSON | None) -> int:
     """GPUs NVML lists (quick probe), else the devices torch counted (deep probe)."""
     nvml = len((quick.get("nvml") or {}).get("gpus") or [])
     torch = int(((deep or {}).get("torch") or {}).get("device_count") or 0)

@@ -163,6 +163,7 @@ def run_probes(
     deep: bool = False,
     deep_timeout: float = DEEP_TIMEOUT_S,
     cancel: threading.Event | None = None,
+    quick_timeout: float = QUICK_TIMEOUT_S,
 ) -> tuple[ProbeRun, ProbeRun | None]:
     """Run the quick probe, and the deep one at the same time when asked (the quick one then
     also reads NVLink/ECC/P2P). Never raises for them, except OSError when the interpreter
@@ -175,7 +176,7 @@ def run_probes(
         except BaseException as exc:  # re-raised in the caller's thread
             results[name] = exc
 
-    jobs = [("quick", QUICK_TIMEOUT_S, ("--links",) if deep else ())]
+    jobs = [("quick", quick_timeout, ("--links",) if deep else ())]
     if deep:
         jobs.append(("deep", deep_timeout, ()))
     threads = [threading.Thread(target=work, args=job, name=f"probe-{job[0]}") for job in jobs]

@@ -1,4 +1,10 @@
-"""Open a saved environment: `env --json` output, a report JSON, or a probe recording."""
+"""Open a saved environment: `env --json` output, a report JSON, or a probe recording.
+
+Read through core.models: the file's size is capped before it is read and its nesting before
+it is decoded; the environment is then converted into the typed model by msgspec, so a field
+of the wrong shape is one line naming the file and the field's JSON path. Files of schema
+versions 1 to 3 are read (the fields added since take their defaults).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.boundedio import read_json
-from core.env.model import READABLE_SCHEMAS, Environment, FieldError
-from core.errors import UsageError
+from core.env.model import READABLE_SCHEMAS, SCHEMA_VERSION, Environment
+from core.errors import InputError, UsageError
 
 REPORT_KIND = "cuda-clinic-report"  # core.report.model.REPORT_KIND (not imported: it is heavier)
 
@@ -39,12 +44,24 @@ class SavedEnvironment:
         return " · ".join(parts)
 
 
+MAX_BYTES = 64 * 1024 * 1024  # a recorded 8-GPU env JSON is under 1 MiB
+
+
 def load_saved(path: str | Path) -> SavedEnvironment:
     """Read `path` and rebuild its Environment; UsageError names what is wrong with the file."""
+    from core.boundedio import read_bytes
+    from core.models import decode_json
+
     source = Path(path)
-    data = read_json(source, what="saved environment")  # size- and depth-bounded
-    if not isinstance(data, dict):
-        raise UsageError(f"{source} holds no CUDA Clinic environment (not a JSON object)")
+    raw = read_bytes(source, what="environment file", max_bytes=MAX_BYTES)
+    try:
+        data = decode_json(raw, dict[str, Any], name=str(source), what="environment file")
+    except InputError as exc:
+        if ": $: expected object" in str(exc):
+            raise UsageError(
+                f"{source} holds no CUDA Clinic environment (not a JSON object)"
+            ) from None
+        raise
     return _from_data(data, str(source))
 
 
@@ -56,15 +73,14 @@ def _from_data(data: dict[str, Any], path: str) -> SavedEnvironment:
         return SavedEnvironment(_rebuild(env, path), path, "report", str(data.get("generated_at")))
     if isinstance(data.get("quick"), dict) and "status" in data:
         from core.env import assemble
-        from core.env.shape import check_shape
 
         deep = data.get("deep") if isinstance(data.get("deep"), dict) else None
         try:
             env = assemble(data["quick"], deep, data["status"], deep=bool(data.get("deep_mode")))
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            # raw probe output edited by hand: the shape check below cannot see inside it
+            # raw probe output edited by hand: the typed check below cannot see inside it
             raise UsageError(f"the probe recording {path} could not be read ({exc})") from None
-        check_shape(Environment, env.to_dict(), path)
+        env = _typed(env.to_dict(), path)
         return SavedEnvironment(env, path, "recording", str(data.get("note") or ""))
     if "python" in data and "findings" in data:
         return SavedEnvironment(_rebuild(data, path), path, "env")
@@ -80,16 +96,14 @@ def _rebuild(data: dict[str, Any], path: str) -> Environment:
             f"{path}: field 'schema_version' is {version!r}; this CUDA Clinic reads "
             f"{', '.join(str(v) for v in READABLE_SCHEMAS)} (a newer clinic wrote it?)"
         )
-    from core.env.shape import check_shape
+    return _typed(data, path)
 
-    check_shape(Environment, data, path)
-    try:
-        env = Environment.from_dict(data)
-    except FieldError as exc:
-        raise UsageError(f"{path}: {exc}") from None
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:
-        raise UsageError(f"the environment in {path} could not be read ({exc})") from None
-    return env
+
+def _typed(data: dict[str, Any], path: str) -> Environment:
+    """The Environment model from plain JSON data, every field's type checked by msgspec."""
+    from core.models import convert
+
+    return convert(data, Environment, name=path, what="environment")
 
 
 def rederive(saved: SavedEnvironment) -> Environment:
@@ -109,5 +123,5 @@ def rederive(saved: SavedEnvironment) -> Environment:
         env.findings = evaluate(env)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
         raise UsageError(f"{saved.path}: the environment could not be checked ({exc})") from None
-    env.schema_version = 2
+    env.schema_version = SCHEMA_VERSION
     return env

@@ -43,6 +43,7 @@ class StepSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     fixed_note: str | UnsetType = UNSET
     cost_metric: str | UnsetType = UNSET
     env: dict[str, str] | UnsetType = UNSET
+    diagnose: bool | UnsetType = UNSET  # judged located / not_located (by fixed_when, if given)
 
     def given(self) -> dict[str, Any]:
         """The fields this table sets (UNSET ones left out)."""

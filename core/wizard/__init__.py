@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+
+import msgspec
 
 from core.errors import UsageError
 from core.wizard.catalog import SCENARIOS
-from core.wizard.model import OUTCOMES, Requirements, Scenario, Step, WizardRun
+from core.wizard.model import OUTCOMES, Requirements, Scenario, Step
+from core.wizard.record import WizardEvent, WizardRun
 
 __all__ = [
     "OUTCOMES",
     "Requirements",
     "Scenario",
     "Step",
+    "WizardEvent",
     "WizardRun",
     "get_scenario",
     "run_wizard",
@@ -40,7 +43,7 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
     scenario_id: str,
     python: str | None = None,
     timeout: float | None = None,
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: Callable[[WizardEvent], None] | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
 ) -> WizardRun:
@@ -53,5 +56,5 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
     if save and not result.cannot_run:  # busy: kept for later and said (HistoryBusyError)
         from core.history import store
 
-        result.id = store("wizard", result.to_dict())
+        result = msgspec.structs.replace(result, id=store("wizard", result.to_dict()))
     return result

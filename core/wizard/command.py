@@ -7,9 +7,9 @@ import json
 import sys
 import textwrap
 import threading
-from typing import Any
 
 from core.kb.options import add_pack_option, add_yes_option
+from core.wizard.record import StepFinished, StepRecord, WizardEvent, WizardRun
 
 WIDTH = 96
 CANNOT_RUN = 3
@@ -113,11 +113,11 @@ def _list(as_json: bool, python: str | None = None) -> int:
     return 0
 
 
-def _progress(event: dict[str, Any]) -> None:
+def _progress(event: WizardEvent) -> None:
     """One stderr line per finished step, so a long run shows life."""
-    if event.get("kind") == "step_finished":
+    if isinstance(event, StepFinished):
         print(
-            f"  {event['step']:28} {event['outcome']:15} {event['duration_s']:8.2f} s",
+            f"  {event.step:28} {event.outcome:15} {event.duration_s:8.2f} s",
             file=sys.stderr,
             flush=True,
         )
@@ -148,17 +148,16 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancel.set()
         raise
-    data = result.to_dict()
     if result.cannot_run:
-        return _cannot_run(scenario.id, result.cannot_run, data, args.json)
+        return _cannot_run(scenario.id, result.cannot_run, result, args.json)
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(result.to_dict(), indent=2))
     else:
-        print(render_run(data))
+        print(render_run(result))
     return 1 if result.outcome == "cancelled" else 0
 
 
-def _cannot_run(scenario_id: str, reason: str, data: dict[str, Any], as_json: bool) -> int:
+def _cannot_run(scenario_id: str, reason: str, run: WizardRun, as_json: bool) -> int:
     """Nothing ran: say why, and show the KB's fix marked as not verified here (exit 3)."""
     from core.answer import entry_answer, render_answer
     from core.kb import open_kb
@@ -169,7 +168,7 @@ def _cannot_run(scenario_id: str, reason: str, data: dict[str, Any], as_json: bo
             note=f"not verified on this machine: the wizard cannot run here ({reason})",
         )
     if as_json:
-        print(json.dumps({**data, "answer": answer.to_dict()}, indent=2))
+        print(json.dumps({**run.to_dict(), "answer": answer.to_dict()}, indent=2))
     else:
         print(f"{scenario_id}: cannot run on this machine: {reason}")
         print("Nothing was run or saved. What the knowledge base recommends instead:\n")
@@ -194,52 +193,53 @@ def _scenario_id(args: argparse.Namespace) -> str:
     return entry.scenario
 
 
-def render_run(data: dict[str, Any]) -> str:
+def render_run(run: WizardRun) -> str:
     """A wizard run as text: the environment line, the step table, the verdict."""
-    runtime = data["environment"].get("runtime", {})
+    runtime = run.environment.get("runtime", {})
     gpu = runtime.get("gpu") or "no CUDA GPU"
     lines = [
-        f"{data['scenario']['id']} — {data['scenario']['title']}",
-        f"python {runtime.get('python') or '-'} ({data['python']}), "
+        f"{run.scenario.get('id')} — {run.scenario.get('title')}",
+        f"python {runtime.get('python') or '-'} ({run.python}), "
         f"torch {runtime.get('torch') or 'not importable'}, "
         f"cuDNN {runtime.get('cudnn') or '-'}, {gpu}, driver {runtime.get('driver') or '-'}",
         "",
         f"{'step':28} {'kind':10} {'outcome':15} {'time s':>8} {'cost':>7}  note",
     ]
     previous = None
-    for step in data["steps"]:
-        cost = f"{step['cost_ratio']:.2f}x" if step.get("cost_ratio") is not None else ""
-        note = "(same as above)" if step["note"] == previous else step["note"]
-        previous = step["note"]
+    for step in run.steps:
+        cost = f"{step.cost_ratio:.2f}x" if isinstance(step.cost_ratio, float) else ""
+        note = "(same as above)" if step.note == previous else step.note
+        previous = step.note
         lines.append(
-            f"{step['name']:28} {step['kind']:10} {step['outcome']:15} "
-            f"{step['duration_s']:8.2f} {cost:>7}  {note}"
+            f"{step.name:28} {step.kind:10} {step.outcome:15} "
+            f"{step.duration_s:8.2f} {cost:>7}  {note}"
         )
-    lines += _cost_legend(data["steps"])
-    verdict = data["verdict"]
-    lines += ["", *textwrap.wrap(verdict["summary"], WIDTH, break_on_hyphens=False)]
-    items = [f"- {text}" for text in verdict.get("recommendations", [])]
-    for claim in verdict.get("claims", []):
-        holds = {True: "holds", False: "does not hold", None: "not verified"}[claim["holds"]]
-        items.append(f"- claim: {claim['claim']} -> {holds} ({claim['measured']})")
-    for item in items:
-        lines += textwrap.wrap(item, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
-    if data.get("id") is not None:
-        lines.append(f"saved as run {data['id']} (cuda-clinic wizard history {data['id']})")
+    lines += _cost_legend(run.steps)
+    if run.verdict is not None:
+        lines += ["", *textwrap.wrap(run.verdict.summary, WIDTH, break_on_hyphens=False)]
+        items = [f"- {text}" for text in run.verdict.recommendations]
+        for claim in run.verdict.claims:
+            holds = {True: "holds", False: "does not hold", None: "not verified"}[claim.holds]
+            items.append(f"- claim: {claim.claim} -> {holds} ({claim.measured})")
+        for item in items:
+            lines += textwrap.wrap(item, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    if run.id is not None:
+        lines.append(f"saved as run {run.id} (cuda-clinic wizard history {run.id})")
     return "\n".join(lines)
 
 
-def _cost_legend(steps: list[dict[str, Any]]) -> list[str]:
+def _cost_legend(steps: list[StepRecord]) -> list[str]:
     """What the cost column compares against: "time s" is the whole step, cost is not."""
     baselines = {
-        (step["baseline"], step["baseline_ms"])
+        (step.baseline, step.baseline_ms)
         for step in steps
-        if step.get("cost_ratio") is not None and step.get("baseline")
+        if isinstance(step.cost_ratio, float)
+        and isinstance(step.baseline, str)
+        and isinstance(step.baseline_ms, float)
     }
     return [
         f"cost: the step's measured median time against the baseline, {name} ({ms:.4g} ms)"
-        for name, ms in sorted(baselines, key=lambda b: (b[0], b[1] or 0.0))
-        if ms is not None
+        for name, ms in sorted(baselines)
     ]
 
 
@@ -253,7 +253,10 @@ def _history(run_id: int | None, scenario: str | None, limit: int, as_json: bool
     with History.open() as history:
         if run_id is not None:
             data = history.get_run(run_id)
-            print(json.dumps(data, indent=2) if as_json else render_run(data))
+            if as_json:
+                print(json.dumps(data, indent=2))
+            else:
+                print(render_run(WizardRun.from_dict(data, name=f"saved run {run_id}")))
             return 0
         rows = history.runs(scenario=scenario, limit=limit)
     if as_json:

@@ -12,6 +12,7 @@ from typing import Any
 
 from core.wizard.model import Predicate
 from core.wizard.perf import summarize_rnn_performance
+from core.wizard.record import Extras, StepRecord
 
 Value = Mapping[str, Any]
 
@@ -69,6 +70,21 @@ def flatten_removes_warning(value: Value, _ctx: Value) -> bool:
     return bool(value.get("warning_before")) and not value.get("warning_after")
 
 
+def died_without_message(value: Value, _ctx: Value) -> bool:
+    """The program was killed by a signal and printed no traceback and no CUDA error text."""
+    return bool(value.get("signal")) and not value.get("traceback") and not value.get("cuda_text")
+
+
+def cuda_unavailable(value: Value, _ctx: Value) -> bool:
+    """torch.cuda.is_available() returned False."""
+    return value.get("available") is False
+
+
+def on_gpu(value: Value, _ctx: Value) -> bool:
+    """The step's work ran on a CUDA device (a CPU fallback runs, but is not the fix)."""
+    return str(value.get("device", "")).startswith("cuda")
+
+
 CRITERIA: dict[str, Predicate] = {
     "conv-ran": _flag("conv_ok"),  # the cuDNN-pressure steps: the convolution ran
     "readable": _flag("readable"),  # a diagnosis: the CPU (or a check) gave a readable error
@@ -86,7 +102,14 @@ CRITERIA: dict[str, Predicate] = {
     "tf32-faster": _ratio_at_least("strict_over_tf32", 1.1),
     "fp16-faster": _ratio_at_least("fp16_speedup_large", 1.1),
     "flatten-removes-warning": flatten_removes_warning,
+    "died-without-message": died_without_message,
+    "survived": _flag("survived"),  # the program ran to its end
+    "cuda-unavailable": cuda_unavailable,
+    "cuda-available": _flag("available"),
+    "names-cause": _flag("names_cause"),  # a diagnosis names why the GPU is not visible
+    "values-ok": _flag("values_ok"),
+    "on-gpu": on_gpu,  # the op ran and its results are right
 }
 
-Summary = Callable[[list[dict[str, Any]]], dict[str, Any]]
+Summary = Callable[[list[StepRecord]], Extras]
 SUMMARIES: dict[str, Summary] = {"rnn-performance": summarize_rnn_performance}

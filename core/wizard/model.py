@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.wizard.record import Extras, StepRecord
 
 STEPS_DIR = Path(__file__).resolve().parent / "steps"
 OUTCOMES = (
@@ -117,7 +120,7 @@ class Scenario:
     baseline_step: str = ""  # a workaround whose speed is the baseline (else the repro's)
     seed: str = ""
     culprit: str = "culprit"  # the step function whose frame a located error's traceback names
-    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+    summarize: Callable[[list[StepRecord]], Extras] | None = None
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -137,43 +140,6 @@ class Scenario:
             "seed": self.seed,
             "steps": [step.to_dict() for step in self.steps],
         }
-
-
-@dataclass
-class WizardRun:
-    """The record of one wizard run (saved in the user database, exported in reports)."""
-
-    scenario: dict[str, Any]
-    python: str
-    environment: dict[str, Any]
-    steps: list[dict[str, Any]]
-    verdict: dict[str, Any]
-    outcome: str
-    started: str
-    duration_s: float
-    extras: dict[str, Any] = field(default_factory=dict)
-    id: int | None = None
-    # Why nothing ran: this machine cannot run the scenario (no CUDA GPU, a CPU-only torch).
-    # Such a run is not saved, and `wizard run` exits 3.
-    cannot_run: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wizard-run JSON of DESIGN.md (scenario, environment, steps, verdict, ...)."""
-        data = {
-            "schema_version": 1,
-            "id": self.id,
-            "cannot_run": self.cannot_run,
-            "scenario": self.scenario,
-            "python": self.python,
-            "environment": self.environment,
-            "outcome": self.outcome,
-            "started": self.started,
-            "duration_s": round(self.duration_s, 3),
-            "steps": self.steps,
-            "verdict": self.verdict,
-        }
-        data.update(self.extras)
-        return data
 
 
 def dig(value: Mapping[str, Any] | None, path: str) -> Any:

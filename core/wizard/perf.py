@@ -2,50 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Any
+from core.wizard.record import Bar, Chart, Extras, StepRecord, StepValue
 
 
-def _rows(records: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def _rows(records: list[StepRecord], name: str) -> list[StepValue]:
     for record in records:
-        if record["name"] == name and isinstance(record.get("value"), dict):
-            return list(record["value"].get("rows") or [])
+        if record.name == name:
+            return list(record.values().get("rows") or [])
     return []
 
 
-def _value(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
+def _value(records: list[StepRecord], name: str) -> StepValue:
     for record in records:
-        if record["name"] == name and isinstance(record.get("value"), dict):
-            return dict(record["value"])
+        if record.name == name:
+            return dict(record.values())
     return {}
 
 
-def chart(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Bars of median forward+backward time, one group per step (a plain dataset)."""
-    bars = []
-    for record in records:
-        for row in _rows(records, record["name"]):
-            bars.append(
-                {
-                    "group": record["name"],
-                    "label": row["label"],
-                    "median_ms": row["median_ms"],
-                    "min_ms": row["min_ms"],
-                    "max_ms": row["max_ms"],
-                }
-            )
-    return {
-        "id": "rnn-performance",
-        "title": "LSTM forward+backward time (lower is better)",
-        "unit": "ms",
-        "bars": bars,
-    }
+def chart(records: list[StepRecord]) -> Chart:
+    """Bars of median forward+backward time, one group per step."""
+    bars = [
+        Bar(
+            group=record.name,
+            label=row["label"],
+            median_ms=row["median_ms"],
+            min_ms=row["min_ms"],
+            max_ms=row["max_ms"],
+        )
+        for record in records
+        for row in _rows(records, record.name)
+    ]
+    return Chart(
+        id="rnn-performance",
+        title="LSTM forward+backward time (lower is better)",
+        unit="ms",
+        bars=bars,
+    )
 
 
-def _by_label(rows: list[dict[str, Any]]) -> dict[str, float]:
+def _by_label(rows: list[StepValue]) -> dict[str, float]:
     return {row["label"]: float(row["median_ms"]) for row in rows}
 
 
-def _flatten_advice(records: list[dict[str, Any]]) -> list[str]:
+def _flatten_advice(records: list[StepRecord]) -> list[str]:
     """The flatten_parameters() finding, when the warning was triggered."""
     advice: list[str] = []
     flat = _rows(records, "flatten-parameters")
@@ -65,7 +64,7 @@ def _flatten_advice(records: list[dict[str, Any]]) -> list[str]:
     return advice
 
 
-def recommendations(records: list[dict[str, Any]]) -> list[str]:
+def recommendations(records: list[StepRecord]) -> list[str]:
     """Advice whose every number comes from this run."""
     advice = []
     slow = _by_label(_rows(records, "slow-paths"))
@@ -118,13 +117,11 @@ def recommendations(records: list[dict[str, Any]]) -> list[str]:
     return advice
 
 
-def summarize_rnn_performance(records: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize_rnn_performance(records: list[StepRecord]) -> Extras:
     """Extra verdict parts: the chart dataset, recommendations and a summary line."""
     advice = recommendations(records)
     data = chart(records)
-    extras: dict[str, Any] = {"charts": [data] if data["bars"] else [], "recommendations": advice}
+    summary = ""
     if advice:
-        extras["summary"] = advice[0] + (
-            f" ({len(advice) - 1} more findings)" if len(advice) > 1 else ""
-        )
-    return extras
+        summary = advice[0] + (f" ({len(advice) - 1} more findings)" if len(advice) > 1 else "")
+    return Extras(charts=[data] if data.bars else [], recommendations=advice, summary=summary)

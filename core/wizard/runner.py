@@ -9,11 +9,26 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from core.wizard.model import STEPS_DIR, Scenario, Step, WizardRun
+import msgspec
+
+from core.wizard.model import STEPS_DIR, Scenario, Step
+from core.wizard.record import (
+    ErrorDetail,
+    Extras,
+    ProbeStarted,
+    StepEvent,
+    StepFinished,
+    StepKind,
+    StepRecord,
+    StepStarted,
+    StepValue,
+    WizardEvent,
+    WizardRun,
+)
 from core.wizard.verdict import build_verdict, speed_costs
 from core.wizard.worker import StepResult, Worker
 
-WizardEvent = Callable[[dict[str, Any]], None]
+EventSink = Callable[[WizardEvent], None]
 MAX_EVENTS = 200
 MAX_TRACE = 8000
 PROBE_TIMEOUT_S = 120.0
@@ -50,8 +65,11 @@ def _matches(pattern: str, text: str) -> bool:
     return bool(pattern) and re.search(pattern, text, re.IGNORECASE | re.DOTALL) is not None
 
 
+Context = dict[str, Any]  # {"repro": value, <step>: value, "repro_clean": bool}
+
+
 def judge(
-    scenario: Scenario, step: Step, is_repro: bool, result: StepResult, ctx: dict[str, Any]
+    scenario: Scenario, step: Step, is_repro: bool, result: StepResult, ctx: Context
 ) -> tuple[str, str]:
     """The step's outcome and a one-line note saying why."""
     if result.status in STATUS_OUTCOME:
@@ -69,9 +87,7 @@ def judge(
     return _judge_fix(scenario, step, result, value, ctx)
 
 
-def _judge_named(
-    step: Step, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
-) -> tuple[str, str]:
+def _judge_named(step: Step, result: StepResult, value: StepValue, ctx: Context) -> tuple[str, str]:
     """A diagnostic judged by what its output names (the NCCL wizards: rank and collective)."""
     if result.status == "ok" and step.fixed_when is not None and step.fixed_when(value, ctx):
         return "located", step.fixed_note
@@ -79,7 +95,7 @@ def _judge_named(
 
 
 def _judge_fix(
-    scenario: Scenario, step: Step, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
+    scenario: Scenario, step: Step, result: StepResult, value: StepValue, ctx: Context
 ) -> tuple[str, str]:
     """A workaround after a reproduced error: fixed, or not fixed and why."""
     if result.status == "error":
@@ -116,7 +132,7 @@ def _judge_located(scenario: Scenario, result: StepResult) -> tuple[str, str]:
 
 
 def _judge_repro(
-    scenario: Scenario, result: StepResult, value: dict[str, Any], ctx: dict[str, Any]
+    scenario: Scenario, result: StepResult, value: StepValue, ctx: Context
 ) -> tuple[str, str]:
     """Reproduced: the error matches the signature, or the value passes the check."""
     if result.status == "error":
@@ -132,27 +148,33 @@ def _judge_repro(
 
 
 def _record(
-    step: Step, kind: str, outcome: str, note: str, result: StepResult | None
-) -> dict[str, Any]:
-    """The JSON record of one step."""
-    record: dict[str, Any] = {
-        "name": step.name,
-        "title": step.title,
-        "kind": kind,
-        "outcome": outcome,
-        "note": note,
-        "error": None,
-        "duration_s": 0.0,
-        "claim": step.claim,
-        "claim_fixes": step.claim_fixes,
-        "snippet": step.snippet,
-        "fixed_note": step.fixed_note,
-        "params": dict(step.params),
-        "isolated": step.isolated,
-    }
+    step: Step, kind: StepKind, outcome: str, note: str, result: StepResult | None
+) -> StepRecord:
+    """The record of one judged step (what it ran, what happened)."""
+    base = StepRecord(
+        name=step.name,
+        title=step.title,
+        kind=kind,
+        outcome=outcome,
+        note=note,
+        claim=step.claim,
+        claim_fixes=step.claim_fixes,
+        snippet=step.snippet,
+        fixed_note=step.fixed_note,
+        params=dict(step.params),
+        isolated=step.isolated,
+    )
     if result is None:
-        return record
-    record.update(
+        return base
+    detail: ErrorDetail | msgspec.UnsetType = msgspec.UNSET
+    if result.error is not None:
+        error = dict(result.error)
+        error["traceback"] = str(error.get("traceback", ""))[-MAX_TRACE:]
+        detail = msgspec.convert({k: v for k, v in error.items() if k != "traceback"}, ErrorDetail)
+        if "traceback" in result.error:
+            detail = msgspec.structs.replace(detail, traceback=error["traceback"])
+    return msgspec.structs.replace(
+        base,
         error=_error_line(result),
         duration_s=round(result.duration_s, 4),
         wall_s=round(result.wall_s, 4),
@@ -160,21 +182,16 @@ def _record(
         value=result.value,
         exit_code=result.exit_code,
         signal=result.signal,
+        error_detail=detail,
+        stderr_tail=result.stderr_tail[-MAX_TRACE:] if result.status != "ok" else msgspec.UNSET,
     )
-    if result.error is not None:
-        detail = dict(result.error)
-        detail["traceback"] = str(detail.get("traceback", ""))[-MAX_TRACE:]
-        record["error_detail"] = detail
-    if result.status != "ok":
-        record["stderr_tail"] = result.stderr_tail[-MAX_TRACE:]
-    return record
 
 
-def _skipped(step: Step, kind: str, reason: str) -> dict[str, Any]:
+def _skipped(step: Step, kind: StepKind, reason: str) -> StepRecord:
     return _record(step, kind, "skipped", reason, None)
 
 
-def probe_runtime(worker: Worker, cancel: threading.Event | None) -> dict[str, Any]:
+def probe_runtime(worker: Worker, cancel: threading.Event | None) -> StepValue:
     """What the target's torch reports (versions, GPU, driver, free memory)."""
     result = worker.run(STEPS_DIR / "probe.py", "runtime", {}, PROBE_TIMEOUT_S, cancel=cancel)
     if result.status == "ok" and result.value is not None:
@@ -182,7 +199,7 @@ def probe_runtime(worker: Worker, cancel: threading.Event | None) -> dict[str, A
     return {"probe_error": _error_line(result) or result.status, "cuda_available": False}
 
 
-def unmet_requirement(scenario: Scenario, runtime: dict[str, Any], python: str) -> str | None:
+def unmet_requirement(scenario: Scenario, runtime: StepValue, python: str) -> str | None:
     """Why this scenario cannot run with this interpreter, or None."""
     if runtime.get("probe_error"):
         return f"the target interpreter could not be probed: {runtime['probe_error']}"
@@ -205,9 +222,9 @@ def unmet_requirement(scenario: Scenario, runtime: dict[str, Any], python: str) 
     return None
 
 
-def environment_for(python: str, runtime: dict[str, Any]) -> dict[str, Any]:
+def environment_for(python: str, runtime: StepValue) -> StepValue:
     """The env JSON (quick detection, when available) plus the worker's runtime facts."""
-    env: dict[str, Any] = {}
+    env: StepValue = {}
     try:
         from core.env import detect
 
@@ -226,7 +243,7 @@ class _Session:
         scenario: Scenario,
         worker: Worker,
         timeout: float | None,
-        on_event: WizardEvent | None,
+        on_event: EventSink | None,
         cancel: threading.Event | None,
     ) -> None:
         self.scenario = scenario
@@ -234,21 +251,21 @@ class _Session:
         self.timeout = timeout
         self.on_event = on_event
         self.cancel = cancel
-        self.ctx: dict[str, Any] = {}
+        self.ctx: Context = {}
 
-    def emit(self, event: dict[str, Any]) -> None:
+    def emit(self, event: WizardEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
-    def run_step(self, step: Step, kind: str, index: int, total: int) -> dict[str, Any]:
+    def run_step(self, step: Step, kind: StepKind, index: int, total: int) -> StepRecord:
         """Run one step in the worker and judge it."""
-        events: list[dict[str, Any]] = []
-        self.emit({"kind": "step_started", "step": step.name, "index": index, "total": total})
+        events: list[StepValue] = []
+        self.emit(StepStarted(step=step.name, index=index, total=total))
 
-        def forward(event: dict[str, Any]) -> None:
+        def forward(event: StepValue) -> None:
             if len(events) < MAX_EVENTS:
                 events.append(event)
-            self.emit({"kind": "step_event", "step": step.name, "event": event})
+            self.emit(StepEvent(step=step.name, event=event))
 
         result = self.worker.run(
             step.path,
@@ -262,25 +279,18 @@ class _Session:
             shim=step.shim,
         )
         outcome, note = judge(self.scenario, step, kind == "repro", result, self.ctx)
-        record = _record(step, kind, outcome, note, result)
-        record["events"] = events
+        record = msgspec.structs.replace(_record(step, kind, outcome, note, result), events=events)
         self.emit(
-            {
-                "kind": "step_finished",
-                "step": step.name,
-                "outcome": outcome,
-                "note": note,
-                "duration_s": record["duration_s"],
-            }
+            StepFinished(step=step.name, outcome=outcome, note=note, duration_s=record.duration_s)
         )
         return record
 
-    def run_all(self) -> list[dict[str, Any]]:
+    def run_all(self) -> list[StepRecord]:
         """The repro, then the workarounds unless there is nothing to fix."""
         steps = self.scenario.steps
         repro = self.run_step(self.scenario.repro, "repro", 0, len(steps))
-        self.ctx["repro"] = repro.get("value") or {}
-        clean = repro.get("status") == "ok" and repro["outcome"] == "not_reproduced"
+        self.ctx["repro"] = repro.values()
+        clean = repro.status == "ok" and repro.outcome == "not_reproduced"
         self.ctx["repro_clean"] = clean and self.scenario.fixes_need_failure is False
         self.ctx["repro_record"] = repro
         records = [repro]
@@ -293,19 +303,19 @@ class _Session:
                 continue
             record = self.run_step(step, "workaround", index, len(steps))
             records.append(record)
-            self.ctx[step.name] = record.get("value") or {}
-            if record["outcome"] == "cancelled":
+            self.ctx[step.name] = record.values()
+            if record.outcome == "cancelled":
                 stop = "cancelled by the user"
         return records
 
-    def _gate(self, repro: dict[str, Any]) -> str | None:
+    def _gate(self, repro: StepRecord) -> str | None:
         """Why the workarounds should not run after this repro, or None."""
-        outcome = repro["outcome"]
+        outcome = repro.outcome
         if outcome == "cancelled":
             return "cancelled by the user"
         if outcome == "skipped":
-            return str(repro["note"])
-        clean = repro.get("status") == "ok" and outcome == "not_reproduced"
+            return repro.note
+        clean = repro.status == "ok" and outcome == "not_reproduced"
         if clean and self.scenario.fixes_need_failure:
             return "the error did not occur on this machine, so there is nothing to fix"
         return None
@@ -315,15 +325,15 @@ def run_wizard(
     scenario: Scenario,
     python: str | None = None,
     timeout: float | None = None,
-    on_event: WizardEvent | None = None,
+    on_event: EventSink | None = None,
     cancel: threading.Event | None = None,
 ) -> WizardRun:
     """Run one scenario end to end in the target interpreter and return its record."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     clock = time.monotonic()
     with Worker(python) as worker:
-        on = on_event or (lambda _event: None)
-        on({"kind": "probe_started"})
+        if on_event is not None:
+            on_event(ProbeStarted())
         runtime = probe_runtime(worker, cancel)
         environment = environment_for(worker.python, runtime)
         reason = unmet_requirement(scenario, runtime, worker.python)
@@ -334,19 +344,19 @@ def run_wizard(
             records += [_skipped(step, "workaround", reason) for step in scenario.workarounds]
         else:
             records = _Session(scenario, worker, timeout, on_event, cancel).run_all()
-    speed_costs(scenario, records)
-    extras = scenario.summarize(records) if scenario.summarize and reason is None else {}
-    verdict = build_verdict(scenario, records, extras)
-    repro_outcome = str(records[0]["outcome"])
+    records = speed_costs(scenario, records)
+    summarized = scenario.summarize is not None and reason is None
+    extras = scenario.summarize(records) if scenario.summarize and summarized else Extras()
     return WizardRun(
         scenario=scenario.to_dict(),
         python=worker.python,
         environment=environment,
-        steps=records,
-        verdict=verdict,
-        outcome=repro_outcome,
+        outcome=records[0].outcome,
         started=started,
-        duration_s=time.monotonic() - clock,
-        extras={key: value for key, value in extras.items() if key != "recommendations"},
+        duration_s=round(time.monotonic() - clock, 3),
+        steps=records,
+        verdict=build_verdict(scenario, records, extras),
+        charts=extras.charts if summarized else msgspec.UNSET,
+        summary=extras.summary or msgspec.UNSET,
         cannot_run=reason if reason is not None and reason != CANCELLED else "",
     )

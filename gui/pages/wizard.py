@@ -26,6 +26,7 @@ from core.kb import Entry
 from core.wizard import get_scenario, run_wizard, scenarios
 from core.wizard.availability import Machine, grouped, why_not_here
 from core.wizard.model import Scenario
+from core.wizard.record import StepFinished, StepStarted, WizardEvent
 from gui.charts import ChartView
 from gui.context import AppContext
 from gui.pages.base import Page, label
@@ -413,22 +414,29 @@ class WizardPage(Page):
             self.cancel_button.setEnabled(False)
             self.step_label.setText("Cancelling: stopping the worker and everything it started …")
 
-    def _on_event(self, event: dict[str, Any]) -> None:
+    def _on_event(self, event: WizardEvent) -> None:
         line = describe_event(event)
         if line:
             self.log.append_line(line)
-        kind = event.get("kind")
         colors = self.ctx.theme.colors
-        if kind == "step_started":
-            index = int(event.get("index", 0))
+        if isinstance(event, StepStarted):
+            index = event.index
             self.run_progress.setValue(index)
-            self.step_label.setText(f"Step {index + 1} of {event.get('total')}: {event['step']}")
+            self.step_label.setText(f"Step {index + 1} of {event.total}: {event.step}")
             if index >= 1 and self.stepper.reached < WORKAROUNDS:
                 self.stepper.set_state(REPRODUCE, "done")
                 self.stepper.reached = WORKAROUNDS
                 self.stepper.set_state(WORKAROUNDS, "running")
-        elif kind == "step_finished":
-            self.table.update_step(event, colors)
+        elif isinstance(event, StepFinished):
+            self.table.update_step(
+                {
+                    "name": event.step,
+                    "outcome": event.outcome,
+                    "note": event.note,
+                    "duration_s": event.duration_s,
+                },
+                colors,
+            )
             self.run_progress.setValue(self.run_progress.value() + 1)
 
     def _on_finished(self, result: Any) -> None:

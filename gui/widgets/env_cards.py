@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
@@ -175,7 +176,7 @@ def torch_card(env: Environment) -> Card:
     return card
 
 
-def _env_kind(python: dict[str, object]) -> str:
+def _env_kind(python: Mapping[str, object]) -> str:
     if python.get("conda"):
         return f"conda environment at {python.get('prefix')}"
     if python.get("venv"):

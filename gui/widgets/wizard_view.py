@@ -9,28 +9,26 @@ from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidg
 
 from core.bench.charts import BarChart, Series
 from core.wizard.model import dig
+from core.wizard.record import ProbeStarted, StepEvent, StepFinished, StepStarted, WizardEvent
 from gui.theme import Colors, role_colors
 from gui.widgets.cards import VERDICT_TEXT
 
 STEP_TITLES = ["What is wrong", "This machine", "Reproduce", "Workarounds", "Results", "Fix"]
 
 
-def describe_event(event: dict[str, Any]) -> str | None:
+def describe_event(event: WizardEvent) -> str | None:
     """One log line for a wizard event (None: nothing worth a line)."""
-    kind = event.get("kind")
-    if kind == "probe_started":
+    if isinstance(event, ProbeStarted):
         return "Starting a worker in the target interpreter and probing torch …"
-    if kind == "step_started":
-        return f"[{event.get('index', 0) + 1}/{event.get('total', '?')}] {event.get('step')} …"
-    if kind == "step_finished":
-        outcome = VERDICT_TEXT.get(str(event.get("outcome")), str(event.get("outcome")))
-        seconds = float(event.get("duration_s") or 0.0)
-        note = f" ({event['note']})" if event.get("note") else ""
-        return f"    → {outcome} in {seconds:.2f} s{note}"
-    if kind == "step_event":
-        inner = event.get("event") or {}
-        fields = ", ".join(f"{k}={v}" for k, v in inner.items() if k != "kind")
-        return f"    {inner.get('kind', 'event')}: {fields}"
+    if isinstance(event, StepStarted):
+        return f"[{event.index + 1}/{event.total}] {event.step} …"
+    if isinstance(event, StepFinished):
+        outcome = VERDICT_TEXT.get(event.outcome, event.outcome)
+        note = f" ({event.note})" if event.note else ""
+        return f"    → {outcome} in {event.duration_s:.2f} s{note}"
+    if isinstance(event, StepEvent):
+        fields = ", ".join(f"{k}={v}" for k, v in event.event.items() if k != "kind")
+        return f"    {event.event.get('kind', 'event')}: {fields}"
     return None
 
 

@@ -2,7 +2,7 @@
 # The nccl area on the TWO-GPU machine (2x H200, NVLink), about 5.5 minutes at most (budget
 # 330 s; every step is bounded by `timeout`, one failing step never stops the others):
 #   1. nvidia-smi topology and NVLink status; `env --deep --json` (the multi_gpu section) and the
-#      raw nvml_links / peers probe output (the fixture tests/data/env/multi_gpu replays)
+#      raw links and peers output of one deep run (the fixture tests/data/env/multi_gpu replays)
 #   2. nccl-tests 2.19.6 built from the anchor against the NCCL in torch's nvidia/nccl wheel
 #      (sm_90 only), then `all_reduce_perf -b 8 -e 1G -f 2 -g 2`
 #   3. `python3 -m core nccl --nproc 2 --json` in the same call
@@ -42,13 +42,15 @@ run topo 15 nvidia-smi topo -m
 run nvlink 15 nvidia-smi nvlink -s
 run env_deep 90 "$PY" -m core env --deep --json
 cp "$out/env_deep.out" "$out/env_deep.json" 2>/dev/null
-run probes 60 "$PY" - "$out/probes.json" <<'PYEOF'
-import json, subprocess, sys
-from core.env.multigpu import run_probe
-links, links_status = run_probe(sys.executable, "nvml_links", 30)
-peers, peers_status = run_probe(sys.executable, "peers", 60)
+run probes 90 "$PY" - "$out/probes.json" <<'PYEOF'
+import json, sys
+from core.env.multigpu import peers_from_deep
+from core.env.runner import run_probes
+quick, deep = run_probes(sys.executable, deep=True)
+links = ((quick.data or {}).get("nvml") or {}).get("links")
+peers = peers_from_deep(deep.data if deep else None)
 json.dump({"nvml_links": links, "peers": peers,
-           "status": {"nvml_links": links_status, "peers": peers_status}},
+           "status": {"quick": quick.status(), "deep": deep.status() if deep else None}},
           open(sys.argv[1], "w"), indent=1)
 print("nvml gpus:", len((links or {}).get("gpus") or []), "peers:", (peers or {}).get("peer_access"))
 PYEOF

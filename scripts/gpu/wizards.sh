@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Runs every repro wizard with --json on the GPU machine: one JSON per scenario in OUTDIR, its
-# stderr beside it, then summary.txt with one line per wizard. Total runtime at most 6 minutes
-# (budget below): the light wizards run 5 at a time (phase A), then the wizards that need the
-# GPU to themselves (Requirements.exclusive: they fill its memory or measure time) run one by
-# one (phase B). In each phase the wizards without a committed evidence record go first, so a
-# tight budget drops re-runs ("NOT RUN" in the summary). One failing wizard never stops the
-# others; every wizard is time-bounded.
+# Runs the repro wizards with --json on the GPU machine: one JSON per scenario in OUTDIR, its
+# stderr beside it, then summary.txt with one line per wizard. One failing wizard never stops the
+# others; every wizard is time-bounded, and the whole script stays inside WIZARD_BUDGET_S
+# (default 540 s, under the device's 10-minute command limit).
+#
+# Order: wizards without a committed evidence record ("new") before re-runs, so a tight budget
+# drops re-runs ("NOT RUN" in the summary; run them with WIZARD_IDS=... in a second call).
+#   phase 0  (background) builds the wizards' CUDA extension for this GPU, sm_80 and sm_80+PTX
+#            into the build cache (core/wizard/steps/_extkit.py), about a minute on 16 cores;
+#   phase A  light wizards that need no extension, $jobs at a time;
+#   phase B  light wizards whose steps load the extension (after phase 0), $jobs at a time;
+#   phase C  the wizards that need the GPU to themselves (Requirements.exclusive), one by one.
+# Re-runs of recorded wizards keep the per-step limit they were recorded with (--timeout 45);
+# new wizards use their steps' own limits (builds, compute-sanitizer) under the wizard's cap.
 # Usage (from anywhere): bash scripts/gpu/wizards.sh OUTDIR [SCENARIO_ID ...]
-#   with IDs, only those wizards run (still phase A / B as they are declared);
-#   WIZARD_IDS="ID ..." does the same through scripts/gpu_run.sh wizards.
+#   with IDs, only those wizards run; WIZARD_IDS="ID ..." does the same through
+#   scripts/gpu_run.sh wizards.
 # Then, on the workstation: python scripts/import_evidence.py OUTDIR/*.json --keep --update-kb
 set -u
 out=${1:?usage: wizards.sh OUTDIR [SCENARIO_ID ...]}
@@ -18,19 +25,22 @@ out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/../.." || exit 2
 export PYTHONPATH=${PYTHONPATH:-$PWD}
 export PYTHONUNBUFFERED=1
+export CUDA_CLINIC_EXT_CACHE=${CUDA_CLINIC_EXT_CACHE:-/tmp/cuda-clinic-ext}
 data=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
 PY=${PYTHON:-python3}
-budget=${WIZARD_BUDGET_S:-350}   # seconds for the whole script (6 minutes with the listing)
-light_cap=90                     # seconds for one light wizard
+budget=${WIZARD_BUDGET_S:-540}   # seconds for the whole script
+light_cap=90                     # seconds for one recorded light wizard (as recorded)
+new_cap=300                      # seconds for one new wizard (builds, compute-sanitizer)
 heavy_cap=75                     # seconds for one exclusive wizard
-per_step=45                      # seconds for one step (isolated steps import torch each time)
-jobs=5                           # light wizards at once
-heavy_estimate=30                # seconds kept for each exclusive wizard after phase A
+per_step=45                      # --timeout for re-runs of recorded wizards
+jobs=${WIZARD_JOBS:-6}           # light wizards at once
+heavy_estimate=35                # seconds kept for each exclusive wizard after phases A and B
 start=$SECONDS
 
 if [ "$#" -eq 0 ] && [ -n "${WIZARD_IDS:-}" ]; then
   set -- $WIZARD_IDS
 fi
+# One line per wizard: phase, id, recorded|new, ext|plain.
 listing=$(timeout -k 5 60 "$PY" - "$@" <<'PYEOF'
 import sys
 from pathlib import Path
@@ -45,23 +55,50 @@ for s in scenarios():
     if wanted and s.id not in wanted:
         continue
     recorded = Path("resources/evidence", s.id.replace("/", "__") + ".json").is_file()
-    # Wizards without a committed record first: a tight budget drops the re-runs.
-    rows.append((recorded, "heavy" if s.requirements.exclusive else "light", s.id))
+    ext = any(step.file == "ext_ops.py" for step in s.steps)
+    phase = "heavy" if s.requirements.exclusive else ("ext" if ext else "light")
+    rows.append((recorded, phase, s.id))
 for recorded, phase, ident in sorted(rows, key=lambda r: r[0]):
     print(phase, ident, "recorded" if recorded else "new")
 PYEOF
 ) || { echo "cannot list the scenarios"; exit 1; }
-light=$(printf '%s\n' "$listing" | awk '$1 == "light" {print $2}')
-heavy=$(printf '%s\n' "$listing" | awk '$1 == "heavy" {print $2}')
+pick() { printf '%s\n' "$listing" | awk -v p="$1" '$1 == p {print $2}'; }
+light=$(pick light); extw=$(pick ext); heavy=$(pick heavy)
 ids=$(printf '%s\n' "$listing" | awk '{print $2}')
+is_new() { printf '%s\n' "$listing" | awk -v i="$1" '$2 == i && $3 == "new" {f=1} END {exit !f}'; }
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv,noheader \
   >"$out/nvidia-smi.txt" 2>&1
 ls -l /usr/lib/x86_64-linux-gnu/libcudnn*.so.9 >"$out/system-cudnn.txt" 2>&1
+{ command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer; nvcc --version | tail -2
+  ldconfig -p | grep -E 'libcuda\.so' ; } >"$out/toolchain.txt" 2>&1
+
+# Phase 0: the extension builds, in the background (nothing to do when no wizard needs them).
+build_pid=
+if [ -n "$extw" ]; then
+  ( t0=$SECONDS
+    build() {  # ARCH ('' = this GPU's): one variant in its own process (its own ARCH_LIST)
+      timeout -k 5 240 "$PY" - "$1" <<'PYEOF'
+import sys
+sys.path.insert(0, "core/wizard/steps")
+import torch, _extkit
+why = _extkit.why_no_toolchain() or (None if torch.cuda.is_available() else "no CUDA GPU")
+if why:
+    print("no build:", why); raise SystemExit
+arch = sys.argv[1] or _extkit.this_gpu_arch()
+print("built", arch, _extkit.build_all([arch]))
+PYEOF
+    }
+    build "" & build 8.0 & build 8.0+PTX &
+    wait
+    echo "prebuild done in $(( SECONDS - t0 ))s" ) >"$out/prebuild.log" 2>&1 &
+  build_pid=$!
+fi
 
 run_one() {  # ID CAP: one wizard, its own data dir (parallel runs share no SQLite file)
-  local id=$1 cap=$2 slug=${1//\//__} t0=$SECONDS
+  local id=$1 cap=$2 slug=${1//\//__} t0=$SECONDS limit=()
+  is_new "$id" || limit=(--timeout "$per_step")
   CUDA_CLINIC_DATA_DIR="$data/$slug" timeout -k 5 "$cap" \
-    "$PY" -m core wizard run "$id" --json --timeout "$per_step" \
+    "$PY" -m core wizard run "$id" --json "${limit[@]}" \
     >"$out/$slug.json" 2>"$out/$slug.log"
   local rc=$?
   [ "$rc" -ne 0 ] && echo "rc=$rc" >>"$out/$slug.log"
@@ -69,31 +106,37 @@ run_one() {  # ID CAP: one wizard, its own data dir (parallel runs share no SQLi
 }
 
 left() { echo $(( budget - (SECONDS - start) )); }
+skip() { echo "NOT RUN (script time budget spent)" >"$out/${1//\//__}.skip"; }
 
-# Phase A: the light wizards, $jobs at a time, in a window that leaves the exclusive ones
-# about $heavy_estimate s each.
 heavy_count=$(printf '%s\n' "$heavy" | grep -c . || true)
 window=$(( budget - heavy_count * heavy_estimate ))
-for id in $light; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n 2>/dev/null || sleep 1; done
-  room=$(( window - (SECONDS - start) ))
-  if [ "$room" -lt 20 ]; then
-    echo "NOT RUN (script time budget spent)" >"$out/${id//\//__}.skip"
-    continue
-  fi
-  cap=$(( room + 15 ))
-  run_one "$id" $(( cap < light_cap ? cap : light_cap )) &
-done
-wait
+parallel() {  # IDS...: light wizards, $jobs at a time, inside the window left for phase C
+  for id in "$@"; do
+    while [ "$(jobs -rp | grep -v "^${build_pid:-x}$" | wc -l)" -ge "$jobs" ]; do
+      wait -n 2>/dev/null || sleep 1
+    done
+    local room=$(( window - (SECONDS - start) ))
+    if [ "$room" -lt 20 ]; then skip "$id"; continue; fi
+    local cap=$light_cap
+    is_new "$id" && cap=$new_cap
+    run_one "$id" $(( room + 15 < cap ? room + 15 : cap )) &
+  done
+}
+wait_jobs() {  # every wizard started so far, not the background build
+  for pid in $(jobs -rp); do [ "$pid" = "${build_pid:-x}" ] || wait "$pid"; done
+}
 
-# Phase B: the exclusive wizards, one at a time.
-for id in $heavy; do
+parallel $light            # phase A
+[ -n "$build_pid" ] && wait "$build_pid"
+parallel $extw             # phase B
+wait_jobs
+
+for id in $heavy; do       # phase C
   room=$(left)
-  if [ "$room" -lt 20 ]; then
-    echo "NOT RUN (script time budget spent)" >"$out/${id//\//__}.skip"
-    continue
-  fi
-  run_one "$id" $(( room < heavy_cap ? room : heavy_cap ))
+  if [ "$room" -lt 20 ]; then skip "$id"; continue; fi
+  cap=$heavy_cap
+  is_new "$id" && cap=120
+  run_one "$id" $(( room < cap ? room : cap ))
 done
 
 summary() {  # one line from a wizard JSON
@@ -127,4 +170,5 @@ done
 done_count=$(grep -c -v -e 'NO RESULT' -e 'NOT RUN' "$out/summary.txt" || true)
 echo "total ${SECONDS}s: $done_count of $(printf '%s\n' "$ids" | grep -c .) wizards with a result" \
   >>"$out/summary.txt"
+[ -f "$out/prebuild.log" ] && cat "$out/prebuild.log"
 cat "$out/summary.txt"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from core.wizard.record import StepStarted
 from gui.context import AppContext
 from gui.pages.wizard import RECOMMEND, REPRODUCE, WizardPage
 
@@ -75,12 +76,12 @@ def test_cpu_wizard_run_shows_outcomes_chart_and_fix(qtbot, ctx: AppContext) -> 
 
 def test_cancel_ends_the_worker_process_group(qtbot, ctx: AppContext) -> None:
     page = _page(qtbot, ctx)
-    started: list[dict] = []
+    started: list[object] = []
     page.start()
     assert page.task is not None
     page.task.progress.connect(started.append)
     qtbot.wait_until(
-        lambda: any(e.get("kind") == "step_started" for e in started) and bool(_workers()),
+        lambda: any(isinstance(e, StepStarted) for e in started) and bool(_workers()),
         timeout=60000,
     )
     pgid = os.getpgid(_workers()[0])

@@ -7,7 +7,7 @@ from pathlib import Path
 PROBE_DIR = Path(__file__).resolve().parent
 
 # Each script prints one JSON object; `deep` also imports torch.
-SCRIPTS = ("quick", "deep", "libversion", "libmaps", "nvml", "nvml_links", "peers", "torchbuild")
+SCRIPTS = ("quick", "deep", "libversion", "libmaps", "nvml", "nvml_links", "elfcheck", "torchbuild")
 
 
 def script_path(name: str) -> Path:

@@ -20,7 +20,11 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import Warmup as WarmupJSON
+
 
 LIBCUDA = "libcuda.so.1"
 
@@ -29,7 +33,7 @@ class Warmup:
     """The warm-up thread and what it found (`result()` waits for it, bounded)."""
 
     def __init__(self) -> None:
-        self.data: dict[str, Any] = {"library": None, "init": None, "devices": [], "error": None}
+        self.data: WarmupJSON = {"library": None, "init": None, "devices": [], "error": None}
         self.thread = threading.Thread(target=self._run, name="cuda-warmup", daemon=True)
         self.started = time.perf_counter()
 
@@ -38,10 +42,10 @@ class Warmup:
         self.thread.start()
         return self
 
-    def result(self, timeout: float = 5.0) -> dict[str, Any]:
+    def result(self, timeout: float = 5.0) -> WarmupJSON:
         """What the warm-up found so far; `done` says whether it finished within `timeout`."""
         self.thread.join(timeout)
-        out = dict(self.data)
+        out: WarmupJSON = {**self.data}
         out["done"] = not self.thread.is_alive()
         return out
 

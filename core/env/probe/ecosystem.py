@@ -27,7 +27,11 @@ import struct
 import sys
 import sysconfig
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import ContainerInfo, Ecosystem, ExtLibrary, ExtPackage, TritonInfo
+
 
 FATBIN_MAGIC = 0xBA55ED50
 SECTION = b".nv_fatbin"
@@ -125,16 +129,16 @@ def _needed(fh: Any) -> list[str]:
     return out
 
 
-def library(path: str) -> dict[str, Any]:
+def library(path: str) -> ExtLibrary:
     """One compiled library: its architectures and the CUDA/torch libraries it needs."""
-    out: dict[str, Any] = {"path": path, "sass": [], "ptx": [], "needs": [], "error": None}
+    out: ExtLibrary = {"path": path, "sass": [], "ptx": [], "needs": [], "error": None}
     try:
         with open(path, "rb") as fh:
             out["needs"] = _needed(fh)
             where = _section(fh, SECTION)
             if where is not None:
                 sass, ptx, entries = fatbin_arches(fh, *where)
-                out.update(sass=sorted(sass), ptx=sorted(ptx), entries=entries)
+                out["sass"], out["ptx"], out["entries"] = sorted(sass), sorted(ptx), entries
             out["fatbin"] = where is not None
     except (OSError, struct.error, ValueError) as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
@@ -163,9 +167,9 @@ def _requires_torch(dist_info: str) -> str | None:
     return None
 
 
-def packages(site_dirs: list[str], deadline: float) -> list[dict[str, Any]]:
+def packages(site_dirs: list[str], deadline: float) -> list[ExtPackage]:
     """Each GPU-ecosystem (or CUDA-linking) distribution with its compiled libraries."""
-    out: list[dict[str, Any]] = []
+    out: list[ExtPackage] = []
     for site in site_dirs:
         for dist_info in sorted(glob.glob(os.path.join(site, "*.dist-info"))):
             match = re.match(r"^(.+?)-([^-]+?)\.dist-info$", os.path.basename(dist_info))
@@ -214,7 +218,7 @@ def _ldconfig_libcuda() -> tuple[list[str], str | None]:
     return [os.path.dirname(loc) for loc in locs], None
 
 
-def triton(site_dirs: list[str], cuda_home: str | None) -> dict[str, Any] | None:
+def triton(site_dirs: list[str], cuda_home: str | None) -> TritonInfo | None:
     """What Triton (if installed) needs to compile its first kernel, found or not."""
     root = next(
         (os.path.join(s, "triton") for s in site_dirs if os.path.isdir(os.path.join(s, "triton"))),
@@ -250,6 +254,10 @@ def triton(site_dirs: list[str], cuda_home: str | None) -> dict[str, Any] | None
         None,
     )
     include = sysconfig.get_paths().get("include") or ""
+    # Older releases link the launcher with `-lcuda` (needs an unversioned libcuda.so); newer
+    # ones name libcuda.so.1 itself (driver.py's `libraries`).
+    driver_py = _read(os.path.join(root, "backends", "nvidia", "driver.py"), 256 << 10)
+    lcuda = bool(re.search(r"""^libraries\s*=\s*\[\s*['"]cuda['"]\s*\]""", driver_py, re.M))
     ptxas_ok = ptxas if ptxas and os.access(ptxas, os.X_OK) else None
     return {
         "location": root,
@@ -273,9 +281,18 @@ def triton(site_dirs: list[str], cuda_home: str | None) -> dict[str, Any] | None
         else None,
         "python_include": include,
         "cc": os.environ.get("CC") or shutil.which("clang") or shutil.which("gcc"),
+        "links_lcuda": lcuda,
         "ptxas": ptxas_ok,
         "ptxas_version": _ptxas_version(ptxas_ok) if ptxas_ok else None,
     }
+
+
+def _read(path: str, limit: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(limit)
+    except OSError:
+        return ""
 
 
 def _ptxas_version(path: str) -> str | None:
@@ -292,7 +309,7 @@ def _ptxas_version(path: str) -> str | None:
     return match.group(1) if match else None
 
 
-def container() -> dict[str, Any]:
+def container() -> ContainerInfo:
     """Container hints and the GPU device nodes this process can see."""
     hints = [p for p in ("/.dockerenv", "/run/.containerenv") if os.path.exists(p)]
     try:
@@ -316,7 +333,7 @@ def container() -> dict[str, Any]:
     }
 
 
-def probe(site_dirs: list[str], cuda_home: str | None) -> dict[str, Any]:
+def probe(site_dirs: list[str], cuda_home: str | None) -> Ecosystem:
     """The section the quick probe stores under `ecosystem`."""
     started = time.perf_counter()
     return {

@@ -23,7 +23,11 @@ import re
 import struct
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import Damaged, Libraries
+
 
 ELF_MAGIC = b"\x7fELF"
 ET_DYN = 3
@@ -212,7 +216,7 @@ def scan(
     record_sizes: dict[str, int] | None = None,
     max_files: int = MAX_FILES,
     max_seconds: float = MAX_SECONDS,
-) -> dict[str, Any]:
+) -> Libraries:
     """Check the libraries each (folder, how it is searched) supplies; bounded in files and time.
 
     In system folders only the CUDA stack's own libraries are checked; in any other folder
@@ -220,7 +224,7 @@ def scan(
     """
     started = time.perf_counter()
     sizes = record_sizes or {}
-    damaged: list[dict[str, Any]] = []
+    damaged: list[Damaged] = []
     seen: set[str] = set()
     checked = 0
     complete = True

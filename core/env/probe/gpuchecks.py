@@ -13,7 +13,11 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import DeviceResult, OpResult, PeerEntry, Peers, TorchErrorJSON
+
 
 MAX_MESSAGE = 4000
 
@@ -22,7 +26,7 @@ class Log:
     """Stage markers on stderr and torch's exceptions, shared by the probe's threads."""
 
     def __init__(self) -> None:
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[TorchErrorJSON] = []
         self.lock = threading.Lock()
 
     def begin(self, name: str) -> None:
@@ -54,7 +58,7 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message[0] if message else ''}".rstrip(": ")
 
 
-def first_conv(torch: Any, log: Log) -> dict[str, Any]:
+def first_conv(torch: Any, log: Log) -> OpResult:
     """The user's first model in miniature: a conv on cuda:0 before anything else touches cuDNN.
 
     It is also torch's one CUDA initialisation: nothing retries it after a failure (a second
@@ -63,7 +67,7 @@ def first_conv(torch: Any, log: Log) -> dict[str, Any]:
     name = "first conv on cuda:0"
     log.begin(name)
     t0 = time.perf_counter()
-    result: dict[str, Any] = {"device": "cuda:0", "op": "first-conv", "ok": True, "error": None}
+    result: OpResult = {"device": "cuda:0", "op": "first-conv", "ok": True, "error": None}
     try:
         x = torch.randn(2, 3, 16, 16, device="cuda:0")
         w = torch.randn(4, 3, 3, 3, device="cuda:0")
@@ -71,7 +75,7 @@ def first_conv(torch: Any, log: Log) -> dict[str, Any]:
         torch.cuda.synchronize(0)
     except Exception as exc:
         log.keep(name, exc)
-        result.update(ok=False, error=error_text(exc))
+        result["ok"], result["error"] = False, error_text(exc)
     result["seconds"] = round(time.perf_counter() - t0, 4)
     log.done(name)
     return result
@@ -113,9 +117,9 @@ def _ops(torch: Any, device: Any) -> tuple[tuple[str, Any], ...]:
     return (("matmul", matmul), ("conv", conv), ("lstm", lstm))
 
 
-def one_device(torch: Any, index: int, log: Log) -> dict[str, Any]:
+def one_device(torch: Any, index: int, log: Log) -> DeviceResult:
     """Device properties, then a tiny matmul (cuBLAS), conv (cuDNN) and LSTM, each timed."""
-    out: dict[str, Any] = {"checks": []}
+    out: DeviceResult = {"checks": []}
     try:
         out["device"] = device_info(torch, index)
     except Exception as exc:
@@ -126,22 +130,22 @@ def one_device(torch: Any, index: int, log: Log) -> dict[str, Any]:
         stage = f"{name} on cuda:{index}"
         log.begin(stage)
         t0 = time.perf_counter()
-        check: dict[str, Any] = {"device": f"cuda:{index}", "op": name, "ok": True, "error": None}
+        check: OpResult = {"device": f"cuda:{index}", "op": name, "ok": True, "error": None}
         try:
             fn()
             torch.cuda.synchronize(device)
         except Exception as exc:  # a failing op is the finding, not a probe failure
             log.keep(stage, exc)
-            check.update(ok=False, error=error_text(exc))
+            check["ok"], check["error"] = False, error_text(exc)
         check["seconds"] = round(time.perf_counter() - t0, 4)
         out["checks"].append(check)
         log.done(stage)
     return out
 
 
-def all_devices(torch: Any, count: int, log: Log) -> list[dict[str, Any]]:
+def all_devices(torch: Any, count: int, log: Log) -> list[DeviceResult]:
     """`one_device` for every GPU at once, one thread each (torch releases the GIL in its ops)."""
-    results: list[dict[str, Any]] = [{} for _ in range(count)]
+    results: list[DeviceResult] = [{} for _ in range(count)]
 
     def run(index: int) -> None:
         results[index] = one_device(torch, index, log)
@@ -154,15 +158,15 @@ def all_devices(torch: Any, count: int, log: Log) -> list[dict[str, Any]]:
     return results
 
 
-def peers(torch: Any, count: int, log: Log) -> dict[str, Any]:
+def peers(torch: Any, count: int, log: Log) -> Peers:
     """Peer access for every ordered pair of GPUs and whether torch's NCCL backend is there."""
-    out: dict[str, Any] = {"peer_access": [], "errors": {}}
+    out: Peers = {"peer_access": [], "errors": {}}
     log.begin("peer access")
     for i in range(count):
         for j in range(count):
             if i == j:
                 continue
-            entry: dict[str, Any] = {"from": i, "to": j}
+            entry: PeerEntry = {"from": i, "to": j}
             try:
                 entry["can_access"] = bool(torch.cuda.can_device_access_peer(i, j))
             except Exception as exc:

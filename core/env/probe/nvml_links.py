@@ -19,7 +19,11 @@ import importlib.util
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import LinkGpu, Links, NvLink, NvmlGpu, P2PPair
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or ".") == HERE:
@@ -118,7 +122,7 @@ class _Reader:
         return int(value.value)
 
 
-def _links(reader: _Reader) -> list[dict[str, Any]]:
+def _links(reader: _Reader) -> list[NvLink]:
     """Every NVLink the GPU has: active or not, its version and the PCI id at its far end."""
     links = []
     for link in range(MAX_LINKS):
@@ -131,7 +135,7 @@ def _links(reader: _Reader) -> list[dict[str, Any]]:
             if name in {"NotSupported", "InvalidArgument", "FunctionNotFound"}:
                 break  # no such link (or no NVLink at all)
             continue
-        entry: dict[str, Any] = {"link": link, "active": bool(state)}
+        entry: NvLink = {"link": link, "active": bool(state)}
         if state:
             raw = reader.get(
                 f"nvlink{link}_version",
@@ -227,16 +231,14 @@ def _throttle(reader: _Reader) -> dict[str, Any] | None:
     return {"mask": mask, "reasons": [n for bit, n in THROTTLE_REASONS.items() if mask & bit]}
 
 
-def gpu_links(
-    nvml: Any, index: int, base: dict[str, Any]
-) -> tuple[ctypes.c_void_p, dict[str, Any]]:
+def gpu_links(nvml: Any, index: int, base: NvmlGpu) -> tuple[ctypes.c_void_p, LinkGpu]:
     """(handle, the links-and-health record of GPU `index`); `base` holds its name, bus id..."""
     handle = ctypes.c_void_p()
     nvml.call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(index), ctypes.byref(handle))
     reader = _Reader(nvml, handle)
     memory = base.get("memory_mb") or {}
     arch = reader.get("architecture", lambda: reader.uint("nvmlDeviceGetArchitecture"))
-    gpu: dict[str, Any] = {
+    gpu: LinkGpu = {
         "index": index,
         "name": base.get("name"),
         "uuid": base.get("uuid"),
@@ -253,16 +255,18 @@ def gpu_links(
     return handle, gpu
 
 
-def p2p_matrix(nvml: Any, handles: list[Any]) -> list[dict[str, Any]]:
+def p2p_matrix(nvml: Any, handles: list[Any]) -> list[P2PPair]:
     """The driver's P2P read and NVLink status for each ordered pair of GPUs."""
     pairs = []
     for i, first in enumerate(handles):
         for j, second in enumerate(handles):
             if i == j or first is None or second is None:
                 continue
-            pair: dict[str, Any] = {"from": i, "to": j}
-            for key, caps in (("read", 0), ("nvlink", 2)):
+            pair: P2PPair = {"from": i, "to": j}
+            errors: dict[str, str] = {}
+            for key, caps in (("read", 0), ("nvlink", 2)):  # NVML_P2P_CAPS_INDEX_READ / _NVLINK
                 status = ctypes.c_int(0)
+                value: str | None = None
                 try:
                     nvml.call(
                         "nvmlDeviceGetP2PStatus",
@@ -271,24 +275,30 @@ def p2p_matrix(nvml: Any, handles: list[Any]) -> list[dict[str, Any]]:
                         ctypes.c_int(caps),
                         ctypes.byref(status),
                     )
-                    pair[key] = P2P_STATUS.get(status.value, f"status {status.value}")
+                    value = P2P_STATUS.get(status.value, f"status {status.value}")
                 except Exception as exc:
-                    pair[key] = None
-                    pair.setdefault("errors", {})[key] = str(exc)
+                    errors[key] = str(exc)
+                if key == "read":
+                    pair["read"] = value
+                else:
+                    pair["nvlink"] = value
+            if errors:
+                pair["errors"] = errors
             pairs.append(pair)
     return pairs
 
 
-def read_links(nvml: Any, gpus: list[dict[str, Any]], driver: str | None) -> dict[str, Any]:
+def read_links(nvml: Any, gpus: list[NvmlGpu], driver: str | None) -> Links:
     """The whole section for an initialised NVML caller and the GPUs nvml.py read."""
-    out: dict[str, Any] = {"source": "nvml", "error": None, "driver_version": driver, "gpus": []}
+    out: Links = {"source": "nvml", "error": None, "driver_version": driver, "gpus": []}
     handles: list[Any] = []
     for base in gpus:
         index = int(base.get("index", len(handles)))
         try:
             handle, gpu = gpu_links(nvml, index, base)
         except Exception as exc:  # the GPU as a whole failed (lost, no permission)
-            handle, gpu = None, {"index": index, "errors": {"handle": str(exc)}}
+            failed: LinkGpu = {"index": index, "errors": {"handle": str(exc)}}
+            handle, gpu = None, failed
         handles.append(handle)
         out["gpus"].append(gpu)
     out["p2p"] = p2p_matrix(nvml, handles)
@@ -304,7 +314,7 @@ def _nvml_module() -> Any:
     return module
 
 
-def probe_links() -> dict[str, Any]:
+def probe_links() -> Links:
     """The links section on its own (no driver is a result: `error`)."""
     nvml = _nvml_module().probe_nvml(links=True)
     links = nvml.get("links")

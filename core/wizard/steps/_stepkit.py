@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import shutil
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -252,3 +254,13 @@ def need_cuda() -> None:
     """Raise a clear error when the step needs a GPU and none is visible."""
     if not torch.cuda.is_available():
         raise RuntimeError("this step needs a CUDA GPU; torch.cuda.is_available() is False")
+
+
+def sanitizer_path() -> str | None:
+    """compute-sanitizer from PATH or the CUDA toolkit (CUDA_HOME, /usr/local/cuda), or None."""
+    found = shutil.which("compute-sanitizer")
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        candidate = os.path.join(home or "", "bin", "compute-sanitizer")
+        if not found and home and os.path.isfile(candidate):
+            found = candidate
+    return found

@@ -84,8 +84,8 @@ def _gpus() -> str | None:
     return None
 
 
-def launch(config: dict[str, Any], limit_s: float, emit: Emit) -> dict[str, Any]:
-    """Run two ranks through torchrun; (log, return code, flight-recorder dumps, timing)."""
+def launch(config: dict[str, Any], limit_s: float, emit: Emit, nproc: int = 2) -> dict[str, Any]:
+    """Run `nproc` ranks through torchrun; (log, return code, flight-recorder dumps, timing)."""
     workdir = tempfile.mkdtemp(prefix="cuda-clinic-nccl-wizard-")
     token = os.urandom(8).hex()
     prefix = os.path.join(workdir, "fr_rank_")
@@ -106,12 +106,13 @@ def launch(config: dict[str, Any], limit_s: float, emit: Emit) -> dict[str, Any]
         "torch.distributed.run",
         "--standalone",
         "--monitor-interval=5",
-        "--nproc-per-node=2",
+        f"--nproc-per-node={nproc}",
         os.path.abspath(__file__),
         "--rank-main",
         json.dumps(config),
     ]
-    emit({"progress": "starting two ranks with torchrun"})
+    count = "two" if nproc == 2 else str(nproc)
+    emit({"progress": f"starting {count} ranks with torchrun"})
     started = time.monotonic()
     log_path = os.path.join(workdir, "ranks.log")
     with open(log_path, "wb") as log:
@@ -306,6 +307,46 @@ def system_error(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {**summary, "transports": transports}
 
 
+DUPLICATE = r"Duplicate GPU detected|invalid usage|ncclInvalidUsage"
+
+
+def invalid_usage(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Two ranks that both pick cuda:0 (no set_device(LOCAL_RANK)), then one all_reduce.
+
+    Needs one GPU. `per_gpu`: the fix, one rank per visible GPU, each on its own device;
+    `backend`: another backend for the same two ranks; `diagnostic`: report what NCCL_DEBUG
+    printed about the failing call."""
+    import torch
+    import torch.distributed as dist
+
+    if not torch.cuda.is_available():
+        return {"skipped": "needs a CUDA GPU for NCCL ranks; torch.cuda.is_available() is False"}
+    if not dist.is_available() or not dist.is_nccl_available():
+        return {"skipped": "this torch has no NCCL backend"}
+    per_gpu = bool(params.get("per_gpu"))
+    nproc = torch.cuda.device_count() if per_gpu else 2
+    config: dict[str, Any] = {
+        "kind": "same-gpu",
+        "per_gpu": per_gpu,
+        "backend": str(params.get("backend", "nccl")),
+        "timeout_s": 30.0,
+    }
+    run = launch(config, float(params.get("limit_s", 45)), emit, nproc=nproc)
+    summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
+    summary["ranks"] = nproc
+    if params.get("diagnostic"):
+        named = _lines(run["log"], r"NCCL WARN.*Duplicate GPU", 2)
+        evidence = named or _lines(run["log"], "WARN")
+        return {**summary, "names_call": bool(named), "evidence": evidence}
+    errors = _lines(run["log"], DUPLICATE, 3)
+    if errors:
+        raise RuntimeError(" | ".join(errors))
+    if run["returncode"] != 0 or run["timed_out"]:
+        tail = [ln for ln in run["log"].splitlines() if "rror" in ln][-3:]
+        raise RuntimeError(f"the ranks failed (rc={run['returncode']}): " + " | ".join(tail))
+    return {**summary, "ranks_done": len(re.findall(MARK + r" \d: done", run["log"]))}
+
+
 # -- the rank side (torchrun runs this file with --rank-main) ------------------------------------
 
 
@@ -341,6 +382,8 @@ def rank_main(config: dict[str, Any]) -> int:
 
     rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
     backend = config.get("backend", "nccl")  # gloo: the CPU tests of the launch and the kill
+    if config["kind"] == "same-gpu" and not config.get("per_gpu"):
+        local = 0  # the bug: every rank picks cuda:0 (no set_device(LOCAL_RANK))
     if backend == "nccl":
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)
@@ -349,7 +392,13 @@ def rank_main(config: dict[str, Any]) -> int:
     timeout = timedelta(seconds=float(config["timeout_s"]))
     dist.init_process_group(backend, timeout=timeout)
     _say(rank, f"joined with {backend} on {device}")
-    if config["kind"] == "shm":
+    if config["kind"] == "same-gpu":
+        t = torch.ones(1024, device=device)
+        dist.all_reduce(t)
+        if backend == "nccl":
+            torch.cuda.synchronize(device)
+        _say(rank, f"all_reduce ok ({float(t[0])}) on {device}")
+    elif config["kind"] == "shm":
         t = torch.ones(1 << 20, device=device)
         dist.all_reduce(t)
         _say(rank, f"all_reduce ok ({float(t[0])})")

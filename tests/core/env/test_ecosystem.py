@@ -202,6 +202,8 @@ def _triton(site: Path, ptxas_release: str, header: bool) -> None:
     (nvidia / "bin").mkdir(parents=True)
     (nvidia / "include").mkdir()
     (site / "triton" / "__init__.py").write_text("")
+    # As triton 3.x's backends/nvidia/driver.py has it: the launcher is linked with -lcuda.
+    (nvidia / "driver.py").write_text("libraries = ['cuda']\n")
     if header:
         (nvidia / "include" / "cuda.h").write_text("/* cuda.h */\n")
     ptxas = nvidia / "bin" / "ptxas"

@@ -39,7 +39,7 @@ def test_an_old_schema_file_is_read_and_its_findings_derived_again(tmp_path: Pat
 
     proc = run_cli("env", "--from", str(_v1(tmp_path, hide)), "--json")
     data = json.loads(proc.stdout)
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     ids = [f["id"] for f in data["findings"]]
     assert "stale.finding" not in ids  # the recorded findings are not trusted
     assert ids[0] == "env.cuda-visible-devices-hides-all"

@@ -6,7 +6,6 @@ The redactor, fed any JSON, never raises, never leaks a planted value, and is id
 from __future__ import annotations
 
 import json
-import random
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from report.test_redact import GENERATORS  # tests/core is on sys.path (rootdir imports)
 
 from core.env import assemble
 from core.errors import UsageError
@@ -22,6 +20,7 @@ from core.kb import match, open_kb
 from core.report import build_report, load_report, redact, render
 from core.report.redact import Secrets
 from core.report.schema import SchemaError, validate
+from tests.planting import KINDS, plant_one
 
 from ._kit import FUZZ, JSON, TEXT, mutated, no_hang
 
@@ -78,9 +77,7 @@ def test_a_saved_report_file_loads_or_is_one_usage_error(doc: Any, raw: bool, ju
 @FUZZ
 @given(
     doc=JSON,
-    planted=st.lists(
-        st.tuples(st.sampled_from(sorted(GENERATORS)), st.integers(0, 2**32)), max_size=4
-    ),
+    planted=st.lists(st.tuples(st.sampled_from(sorted(KINDS)), st.integers(0, 2**32)), max_size=4),
     key=TEXT,
 )
 def test_the_redactor_takes_any_json_leaks_nothing_and_is_idempotent(
@@ -89,9 +86,9 @@ def test_the_redactor_takes_any_json_leaks_nothing_and_is_idempotent(
     secrets = []
     values = [doc]
     for kind, seed in planted:
-        text, secret = GENERATORS[kind](random.Random(seed))
-        secrets.append(secret)
-        values.append({key: text, "log": f"noise {text} noise"})
+        plant = plant_one(kind, seed)
+        secrets.extend(plant.secrets)
+        values.append({key: plant.text, "log": f"noise {plant.text} noise"})
     with no_hang():
         shared, _ = redact({"payload": values}, Secrets())
         dumped = json.dumps(shared, ensure_ascii=False)

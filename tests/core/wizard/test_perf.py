@@ -5,14 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from core.wizard.perf import summarize_rnn_performance
+from core.wizard.record import StepRecord
 
 
 def row(label: str, ms: float) -> dict[str, Any]:
     return {"label": label, "median_ms": ms, "min_ms": ms * 0.9, "max_ms": ms * 1.1}
 
 
-def records(**values: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"name": name.replace("_", "-"), "value": value} for name, value in values.items()]
+def record(name: str, value: dict[str, Any] | None) -> StepRecord:
+    return StepRecord(
+        name=name, title=name, kind="workaround", outcome="fixed", note="", value=value
+    )
+
+
+def records(**values: dict[str, Any]) -> list[StepRecord]:
+    return [record(name.replace("_", "-"), value) for name, value in values.items()]
 
 
 def test_advice_and_chart_follow_the_numbers() -> None:
@@ -33,7 +40,7 @@ def test_advice_and_chart_follow_the_numbers() -> None:
             },
         )
     )
-    advice = out["recommendations"]
+    advice = out.recommendations
     assert advice[0].startswith("Use nn.LSTM on cuDNN: 10.0x faster than an nn.LSTMCell loop")
     assert "4.0x faster than nn.LSTM without cuDNN" in advice[0]
     assert "a: 1.50x, b: 2.00x, c: 1.01x" in advice[1] and "multiples of 8" in advice[1]
@@ -42,13 +49,13 @@ def test_advice_and_chart_follow_the_numbers() -> None:
     assert "tiny ones are latency-bound" in advice[3]
     assert "4.00 ms before, 3.00 ms after; peak memory of one step 52.5 MB before" in advice[4]
     assert "40.0 MB after" in advice[4]
-    bars = out["charts"][0]["bars"]
-    assert [b["label"] for b in bars][:3] == [
+    bars = out.charts[0].bars
+    assert [b.label for b in bars][:3] == [
         "LSTMCell loop",
         "nn.LSTM, cuDNN disabled",
         "nn.LSTM, cuDNN",
     ]
-    assert out["summary"].startswith(advice[0])
+    assert out.summary.startswith(advice[0])
 
 
 def test_no_effect_is_said_plainly() -> None:
@@ -60,12 +67,12 @@ def test_no_effect_is_said_plainly() -> None:
             tf32={"strict_over_tf32": 1.02},
         )
     )
-    advice = out["recommendations"]
+    advice = out.recommendations
     assert advice[0].startswith("cuDNN was not clearly faster here")
     assert advice[1].startswith("Size alignment made no consistent difference")
     assert advice[2].startswith("TF32 made little difference")
 
 
 def test_nothing_measured_gives_no_chart() -> None:
-    out = summarize_rnn_performance([{"name": "slow-paths", "value": None}])
-    assert out["charts"] == [] and out["recommendations"] == []
+    out = summarize_rnn_performance([record("slow-paths", None)])
+    assert out.charts == [] and out.recommendations == []

@@ -14,9 +14,11 @@ import pytest
 
 from core.cli import main
 from core.history import History
+from core.models import to_builtins
 from core.wizard import get_scenario, run_wizard, scenarios
 from core.wizard.command import render_run
 from core.wizard.model import Requirements, Scenario, Step
+from core.wizard.record import StepEvent, WizardEvent
 from core.wizard.runner import run_wizard as run_scenario
 
 STEPS = Path(__file__).resolve().parents[2] / "data" / "steps"
@@ -46,7 +48,7 @@ def fake(*workarounds: Step, repro: Step | None = None, **kw: Any) -> Scenario:
 
 
 def outcomes(run: Any) -> dict[str, str]:
-    return {step["name"]: step["outcome"] for step in run.steps}
+    return {step.name: step.outcome for step in run.steps}
 
 
 def test_judging_reproduced_fixed_not_fixed_and_crash_containment() -> None:
@@ -66,23 +68,23 @@ def test_judging_reproduced_fixed_not_fixed_and_crash_containment() -> None:
         "other-error": "not_fixed",
         "after-poison": "fixed",
     }
-    steps = {s["name"]: s for s in run.steps}
-    assert steps["repro"]["error"] == "ValueError: bad value: x"
-    assert steps["same-error"]["note"] == "still raises the documented error"
-    assert steps["crashes"]["signal"] == "SIGSEGV"
-    assert "Segmentation fault" in steps["crashes"]["stderr_tail"]
-    assert steps["other-error"]["note"].startswith("raises: RuntimeError: cuDNN error")
-    assert [f["step"] for f in run.verdict["verified_fixes"]] == ["works", "after-poison"]
-    assert run.verdict["reproduced"] is True
-    assert "Did not fix: same-error, other-error." in run.verdict["summary"]
+    steps = {s.name: s for s in run.steps}
+    assert steps["repro"].error == "ValueError: bad value: x"
+    assert steps["same-error"].note == "still raises the documented error"
+    assert steps["crashes"].signal == "SIGSEGV"
+    assert "Segmentation fault" in str(steps["crashes"].stderr_tail)
+    assert steps["other-error"].note.startswith("raises: RuntimeError: cuDNN error")
+    assert [f.step for f in run.verdict.verified_fixes] == ["works", "after-poison"]
+    assert run.verdict.reproduced is True
+    assert "Did not fix: same-error, other-error." in run.verdict.summary
 
 
 def test_clean_repro_means_nothing_to_fix() -> None:
     scenario = fake(Step("works", "ok", BASIC, "echo"), repro=Step("repro", "ok", BASIC, "echo"))
     run = run_scenario(scenario)
     assert outcomes(run) == {"repro": "not_reproduced", "works": "skipped"}
-    assert "nothing to fix" in run.steps[1]["note"]
-    assert run.verdict["summary"].startswith("Not reproduced")
+    assert "nothing to fix" in run.steps[1].note
+    assert run.verdict.summary.startswith("Not reproduced")
 
 
 def test_clean_repro_with_variants_judges_them_as_further_attempts() -> None:
@@ -98,8 +100,8 @@ def test_clean_repro_with_variants_judges_them_as_further_attempts() -> None:
         "variant-fails": "reproduced",
         "variant-runs": "not_reproduced",
     }
-    assert run.verdict["verified_fixes"] == []
-    assert "but variant-fails reproduced it: ValueError: bad value: v" in run.verdict["summary"]
+    assert run.verdict.verified_fixes == []
+    assert "but variant-fails reproduced it: ValueError: bad value: v" in run.verdict.summary
 
 
 def test_timeout_override_applies_to_each_step() -> None:
@@ -107,16 +109,16 @@ def test_timeout_override_applies_to_each_step() -> None:
     run = run_scenario(scenario, timeout=1.5)
     assert outcomes(run)["hangs"] == "timed_out"
     assert outcomes(run)["works"] == "fixed"
-    assert "in hang" in run.steps[1]["stderr_tail"]
+    assert "in hang" in str(run.steps[1].stderr_tail)
 
 
 def test_cancel_mid_step_skips_the_rest() -> None:
     cancel = threading.Event()
-    events: list[dict[str, Any]] = []
+    events: list[WizardEvent] = []
 
-    def on_event(event: dict[str, Any]) -> None:
+    def on_event(event: WizardEvent) -> None:
         events.append(event)
-        if event.get("kind") == "step_event" and event["event"].get("kind") == "started":
+        if isinstance(event, StepEvent) and event.event.get("kind") == "started":
             threading.Timer(0.3, cancel.set).start()
 
     scenario = fake(
@@ -124,8 +126,8 @@ def test_cancel_mid_step_skips_the_rest() -> None:
     )
     run = run_scenario(scenario, on_event=on_event, cancel=cancel)
     assert outcomes(run) == {"repro": "reproduced", "slow": "cancelled", "never": "skipped"}
-    assert run.steps[2]["note"] == "cancelled by the user"
-    kinds = [e["kind"] for e in events]
+    assert run.steps[2].note == "cancelled by the user"
+    kinds = [to_builtins(e)["kind"] for e in events]
     assert kinds[0] == "probe_started" and "step_finished" in kinds
 
 
@@ -151,8 +153,8 @@ def test_speed_cost_against_a_baseline_step() -> None:
     )
     run = run_scenario(scenario)
     slower = run.steps[2]
-    assert (slower["time_ms"], slower["baseline_ms"], slower["cost_ratio"]) == (5.0, 2.0, 2.5)
-    assert [f["step"] for f in run.verdict["verified_fixes"]] == ["base", "slower"]
+    assert (slower.time_ms, slower.baseline_ms, slower.cost_ratio) == (5.0, 2.0, 2.5)
+    assert [f.step for f in run.verdict.verified_fixes] == ["base", "slower"]
 
 
 def test_dtype_wizard_runs_for_real_here_and_is_saved() -> None:
@@ -191,10 +193,10 @@ CUDA_SAMPLE = sorted({CUDA_IDS[0], CUDA_IDS[len(CUDA_IDS) // 2], CUDA_IDS[-1]})
 @pytest.mark.parametrize("scenario_id", CUDA_SAMPLE)
 def test_cuda_scenarios_skip_with_the_reason_on_a_cpu_machine(scenario_id: str) -> None:
     run = run_wizard(scenario_id, save=False)
-    assert {step["outcome"] for step in run.steps} == {"skipped"}
-    assert "needs a CUDA GPU" in run.steps[0]["note"]
-    assert run.verdict["summary"].startswith("Skipped: needs a CUDA GPU")
-    assert "a CPU-only build)" in run.steps[0]["note"]
+    assert {step.outcome for step in run.steps} == {"skipped"}
+    assert "needs a CUDA GPU" in run.steps[0].note
+    assert run.verdict.summary.startswith("Skipped: needs a CUDA GPU")
+    assert "a CPU-only build)" in run.steps[0].note
 
 
 def _python_without_torch() -> str | None:
@@ -215,10 +217,10 @@ def test_target_without_torch_skips_everything_with_the_reason() -> None:
     if python is None:
         pytest.skip("no interpreter without torch on this machine")
     run = run_wizard("cuda/rnn-dtype-mismatch", python=python, save=False)
-    assert {step["outcome"] for step in run.steps} == {"skipped"}
-    assert "torch is not importable" in run.steps[0]["note"]
+    assert {step.outcome for step in run.steps} == {"skipped"}
+    assert "torch is not importable" in run.steps[0].note
     assert run.python == python
-    text = render_run(run.to_dict())
+    text = render_run(run)
     assert ", torch not importable, " in text and "None" not in text
 
 
@@ -275,10 +277,10 @@ def test_a_multi_line_error_is_quoted_whole_in_the_summary() -> None:
         "    output = model(inputs)"
     )
     run = run_scenario(fake(repro=Step("repro", "fails", BASIC, "fail", {"what": tail})))
-    summary = run.verdict["summary"]
+    summary = run.verdict.summary
     assert "For example: ." not in summary
     assert (
         "For example: with torch.backends.cudnn.flags(enabled=False): output = model(inputs)."
         in summary
     )
-    assert run.steps[0]["error"].endswith("output = model(inputs)")
+    assert run.steps[0].error.endswith("output = model(inputs)")

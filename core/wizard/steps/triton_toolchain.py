@@ -1,0 +1,113 @@
+"""Steps for triton/cannot-find-libcuda: torch.compile's Triton launcher cannot link libcuda.
+
+Triton compiles a small C launcher per kernel signature and links it with `-lcuda` against the
+directories it finds libcuda.so.1 in (TRITON_LIBCUDA_PATH, else `ldconfig -p`). The linker needs
+the unversioned `libcuda.so`; containers and some driver installs ship only `libcuda.so.1`. The
+repro points TRITON_LIBCUDA_PATH at a folder that holds only `libcuda.so.1` (a link to the driver
+library this process loaded), as such a machine's driver folder does, and compiles a small
+function with torch.compile in fresh Triton and inductor caches, so the launcher is built now.
+The fixes: the `libcuda.so` symlink beside it (what Triton's own message asks for), and
+TORCH_COMPILE_DISABLE=1 (no Triton build at all).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+Emit = Callable[[dict[str, Any]], None]
+LINKER = re.compile(
+    r"(cannot find -lcuda|libcuda\.so cannot found|undefined reference|ld(\.\w+)?:)"
+)
+
+
+def _driver_library() -> str | None:
+    """The libcuda.so.1 this process mapped once CUDA is initialised (from /proc/self/maps)."""
+    torch.cuda.init()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                path = line.split()[-1] if line.strip() else ""
+                if os.path.basename(path).startswith("libcuda.so"):
+                    return os.path.realpath(path)
+    except OSError:
+        return None
+    return None
+
+
+def _why_not_here() -> str | None:
+    if not torch.cuda.is_available():
+        return "Triton's launcher links against the NVIDIA driver; no CUDA GPU is visible here"
+    try:
+        importlib.import_module("triton")
+    except ImportError:
+        return "Triton is not installed in the target interpreter (torch.compile needs it for GPUs)"
+    return None
+
+
+@contextmanager
+def _stderr_to(path: str) -> Iterator[None]:
+    """Send fd 2 to `path` for the block: the C compiler's messages go there, not to a pipe."""
+    saved = os.dup(2)
+    with open(path, "wb") as fh:
+        os.dup2(fh.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _folder(with_symlink: bool, driver: str) -> str:
+    """A driver folder with libcuda.so.1 only (as shipped in containers) or with libcuda.so too."""
+    folder = tempfile.mkdtemp(prefix="cuda-clinic-libcuda-")
+    os.symlink(driver, os.path.join(folder, "libcuda.so.1"))
+    if with_symlink:
+        os.symlink("libcuda.so.1", os.path.join(folder, "libcuda.so"))
+    return folder
+
+
+def culprit(x: torch.Tensor) -> torch.Tensor:
+    """The compiled function's first call: inductor generates a Triton kernel and its launcher."""
+    compiled = torch.compile(lambda t: torch.sin(t) * 2 + 1)
+    return compiled(x)
+
+
+def compile_kernel(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """torch.compile a small function with TRITON_LIBCUDA_PATH at a folder (`libcuda`:
+    'versioned-only', 'with-symlink', or 'unset' to leave Triton's own search)."""
+    why = _why_not_here()
+    if why:
+        return {"skipped": why}
+    driver = _driver_library()
+    if driver is None:
+        return {"skipped": "could not find the libcuda.so.1 this process loaded in /proc/self/maps"}
+    mode = str(params.get("libcuda", "versioned-only"))
+    if mode != "unset":
+        os.environ["TRITON_LIBCUDA_PATH"] = _folder(mode == "with-symlink", driver)
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuda-clinic-triton-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuda-clinic-inductor-")
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # the build runs here, its stderr with it
+    seen = {"driver": driver, "libcuda_path": os.environ.get("TRITON_LIBCUDA_PATH")}
+    emit({"kind": "info", "what": "libcuda", **seen})
+    log = os.path.join(os.environ["TRITON_CACHE_DIR"], "compiler-stderr.txt")
+    x = torch.randn(1024, device="cuda")
+    try:
+        with _stderr_to(log):
+            y = culprit(x)
+            torch.cuda.synchronize()
+    except Exception as exc:
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            lines = [ln.strip() for ln in fh if LINKER.search(ln)]
+        # What the terminal shows: the linker's line above the exception.
+        raise RuntimeError(" | ".join([*lines[:3], f"{type(exc).__name__}: {exc}"])[:1500]) from exc
+    ok = bool(torch.allclose(y, torch.sin(x) * 2 + 1, atol=1e-5))
+    compiled = os.environ.get("TORCH_COMPILE_DISABLE", "") not in ("1", "true", "True")
+    return {**seen, "values_ok": ok, "compiled": compiled}
