@@ -44,12 +44,17 @@ def fake_python(tmp_path: Path, name: str, body: str) -> Path:
     return path
 
 
-def test_a_hanging_interpreter_and_its_grandchild_end_at_the_timeout(tmp_path: Path) -> None:
+def test_a_hanging_interpreter_and_its_grandchild_end_at_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.target
+
+    monkeypatch.setattr(core.target, "CHECK_TIMEOUT_S", 2.0)
     pidfile = tmp_path / "grandchild.pid"
     python = fake_python(tmp_path, "python3", HANGS.format(pidfile=pidfile))
     start = time.monotonic()
     with pytest.raises(TargetPythonError, match="timed out after"):
-        resolve_python(str(python), timeout=2)
+        resolve_python(str(python))
     assert time.monotonic() - start < 15
     grandchild = int(pidfile.read_text())
     deadline = time.monotonic() + 5
@@ -72,7 +77,7 @@ from core.errors import TargetPythonError
 from core.target import resolve_python
 from core.env.pythons import probe_torch
 try:
-    resolve_python(sys.argv[2], timeout=60)
+    resolve_python(sys.argv[2])
 except TargetPythonError as exc:
     print("refused:", str(exc)[:200])
 print("probe:", probe_torch(sys.argv[2], timeout=60).error[:200])
