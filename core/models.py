@@ -35,6 +35,7 @@ Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH",
+    "Draft",
     "Model",
     "StrictModel",
     "Upgrade",
@@ -50,6 +51,11 @@ __all__ = [
 class Model(msgspec.Struct, frozen=True, kw_only=True):
     """Base of every typed result and saved record: immutable, built by keyword, tolerant of
     fields it does not know (a newer clinic's file still loads)."""
+
+
+class Draft(msgspec.Struct, kw_only=True):
+    """A result built step by step (a runner fills it in as the run goes and the app shows it
+    live); otherwise like `Model`. Prefer `Model` wherever the result is made in one go."""
 
 
 class StrictModel(Model, frozen=True, kw_only=True, forbid_unknown_fields=True):

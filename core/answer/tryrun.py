@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from core.answer.build import build_answer
 from core.answer.local import try_fixes
+from core.models import to_builtins
 from core.tryrun.locate import where
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 def attach_answer(result: TryResult, kb: KnowledgeBase, log: str) -> None:
     """Compute the answer from the run's log, its match, its frame and its re-runs."""
     data = result.to_dict()
-    report = {"matches": result.matches, "root_cause": result.root_cause}
+    report = {"matches": to_builtins(result.matches), "root_cause": to_builtins(result.root_cause)}
     # A diagnostic re-run (CUDA_LAUNCH_BLOCKING=1) that moved the error found its real line.
     located = next((f for f in result.fixes if f.verdict == "located" and f.frame), None)
     frame, note = result.frame, ""

@@ -1,4 +1,4 @@
-"""Values of the settings cuBLAS, NCCL, CUDA and torch's extension builder read at start.
+"""Values of the settings cuBLAS, cuDNN, NCCL, CUDA and torch's extension builder read at start.
 
 Each rule says what the library accepts, what it does with anything else, and where that is
 written (the `source` of each Rule). A malformed value rarely fails loudly: cuBLAS ignores a
@@ -227,6 +227,47 @@ def arch_list_problem(value: str, capabilities: list[str]) -> Problem | None:
     return None
 
 
+def cudnn_problems(env_vars: dict[str, str]) -> list[Problem]:
+    """cuDNN's API logging (cuDNN documentation, "Error Reporting And API Logging"):
+    CUDNN_LOGLEVEL_DBG takes 0 to 3, and nothing is logged unless CUDNN_LOGDEST_DBG names
+    stdout, stderr or a file."""
+    out = []
+    level = env_vars.get("CUDNN_LOGLEVEL_DBG")
+    if level is not None and not re.fullmatch(r"\s*[+-]?\d+\s*", level):
+        out.append(
+            Problem(
+                "CUDNN_LOGLEVEL_DBG",
+                level,
+                "is not a number (cuDNN takes 0, 1, 2 or 3)",
+                "cuDNN's API logging does not take it",
+                "export CUDNN_LOGLEVEL_DBG=2",
+                "env.cudnn-setting-invalid",
+            )
+        )
+    asked = [
+        name
+        for name in (
+            "CUDNN_LOGLEVEL_DBG",
+            "CUDNN_LOGINFO_DBG",
+            "CUDNN_LOGWARN_DBG",
+            "CUDNN_LOGERR_DBG",
+        )
+        if strtoll_reads(env_vars.get(name) or "0") not in (0, None)
+    ]
+    if asked and not env_vars.get("CUDNN_LOGDEST_DBG"):
+        out.append(
+            Problem(
+                asked[0],
+                env_vars[asked[0]],
+                "asks for cuDNN's API log but CUDNN_LOGDEST_DBG is not set",
+                "cuDNN writes no log at all without a destination (stdout, stderr or a file name)",
+                "export CUDNN_LOGDEST_DBG=stderr",
+                "env.cudnn-setting-invalid",
+            )
+        )
+    return out
+
+
 Rule = Callable[[str, str], "Problem | None"]
 
 
@@ -246,7 +287,7 @@ def _rules(env: Environment) -> list[tuple[Callable[[str], bool], Rule]]:
 
 def setting_problems(env: Environment) -> list[Problem]:
     """Every setting in the environment whose value its library reads differently."""
-    out = []
+    out = cudnn_problems(env.env_vars)
     rules = _rules(env)
     for name, value in sorted(env.env_vars.items()):
         if value.startswith("<masked"):

@@ -5,9 +5,14 @@ Each operation takes what the user chose, does the whole action (opening the KB 
 needed, running children through the packages below), saves its result through `core.ops.save`
 (the one place that writes the user database) and returns the typed result:
 
+    check_env / open_saved_env      -> Environment          core/ops/env.py        (env)
     diagnose(text, kb)              -> Diagnosis            core/ops/diagnose.py   (match)
-    try_original / try_fixes        -> TryResult            core/ops/tryrun.py     (try)
-    fleet_collect / fleet_open      -> FleetRun             core/ops/fleet.py      (fleet)
+    try_original / try_fixes        -> TryResult            core/ops/tryrun.py     (try; the
+    try_command (both, the CLI)                                                     app: 2 phases)
+    wizard(scenario_id)             -> WizardRun            core/ops/wizard.py     (wizard run)
+    bench(kind)                     -> sweep payload        core/ops/bench.py      (bench)
+    build(...)                      -> report model         core/ops/report.py     (report)
+    fleet(...) / open_section(path) -> FleetRun / section   core/ops/fleet.py      (fleet)
 
 Modules are imported by name (`from core.ops.diagnose import diagnose`) so a command pays only
 for its own operation.

@@ -9,21 +9,31 @@ where: it is added the next time the database opens (core.history.store).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.history import store
+if TYPE_CHECKING:
+    from core.tryrun.model import TryResult
+
+# History (sqlite-utils, which imports numpy: about 0.3 s) loads when something is saved, so
+# `try --no-save` and a passing command pay nothing for it.
 
 
 def record_bench(kind: str, payload: dict[str, Any]) -> int:
     """Save a complete benchmark sweep; returns its id."""
+    from core.history import store
+
     return store("bench", payload, kind)
 
 
 def record_wizard(run: dict[str, Any]) -> int:
     """Save a wizard run (its JSON form); returns its id."""
+    from core.history import store
+
     return store("wizard", run)
 
 
-def record_try(result: dict[str, Any]) -> int:
-    """Save a `try` result (its JSON form); returns its id."""
-    return store("try", result)
+def record_try(result: TryResult) -> int:
+    """Save a `try` result; returns its id."""
+    from core.history import store
+
+    return store("try", result.to_dict())

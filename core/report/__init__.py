@@ -8,10 +8,15 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
                           wizard_runs=[run.to_dict()], benchmarks=[sweep], charts=[chart])
     # or: report = collect(python=None, error_text=log, run_ids=None)  (calls the producers:
     #     env detection in a child process takes seconds, so run it off the GUI thread)
-    # unredacted(report) marks a report as NOT redacted (every renderer then warns loudly)
+    # The model is redacted as it is built (the door, core/report/door.py): every string of
+    # every field. build_report(..., redact=False) / unredacted(report) mark it NOT redacted
+    # (every renderer then warns loudly); build_report(..., secrets=Secrets(...)) chooses the
+    # values known at report time (default: this machine's).
 
-    shared, items = redact(report)          # redacted deep copy + list[Redaction]
-    #   Redaction(id="r3", kind="huggingface-token", label="[REDACTED huggingface-token #1]",
+    shared, items = report, report.redactions   # the redacted model + list[Redaction]
+    shared, items = redact(report)          # the same, after fields were added (or a saved one)
+    #   Redaction(id="r3", kind="huggingface-access-token",
+    #             label="[REDACTED huggingface-access-token #1]",
     #             original="hf_...", path=("environment", "env_vars", "HF_TOKEN"),
     #             start=0, end=31, in_key=False)
     #   `path` is where the label sits in `shared`, [start, end) its span in that string.
@@ -32,7 +37,8 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
     #   category in CATEGORIES order: versions, hardware, findings, wizard, libraries, other;
     #   .rank is that position, .to_dict() the JSON; render_diff(diffs, a_name, b_name,
     #   headlines=(a_line, b_line)) the plain-text table
-    load_report(path) -> dict   (a saved JSON report, checked against docs/report-schema.json)
+    load_report(path) -> Report (a saved JSON report, checked against docs/report-schema.json
+    and redacted at the door again)
 
 PDF is rendered by `gui.report_pdf.render_pdf(report, ...)` (Qt); the core never imports it.
 Labels are stable within one report: the same value always gets the same label, so two GPUs
@@ -42,7 +48,6 @@ stay `GPU-UUID-1` and `GPU-UUID-2`. Redaction never mutates its input.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,10 +56,11 @@ from core.boundedio import read_json
 from core.errors import UsageError
 from core.report.collect import collect
 from core.report.diff import Difference, diff_reports, render_diff
+from core.report.door import Report, admit
 from core.report.model import SCHEMA_VERSION, build_report
 from core.report.redact import Redaction, Redactor, Secrets
 from core.report.schema import SchemaError, validate
-from core.report.scrub import Mark, counts, mark, redact_report, reveal, strip_marks
+from core.report.scrub import Mark, mark, reveal, strip_marks
 
 TEXT_FORMATS = ("json", "md", "html")
 FORMATS = (*TEXT_FORMATS, "pdf")
@@ -66,8 +72,10 @@ __all__ = [
     "Mark",
     "Redaction",
     "Redactor",
+    "Report",
     "SchemaError",
     "Secrets",
+    "admit",
     "build_report",
     "collect",
     "diff_reports",
@@ -82,28 +90,21 @@ __all__ = [
 
 def redact(
     report: dict[str, Any], secrets: Secrets | None = None
-) -> tuple[dict[str, Any], list[Redaction]]:
-    """A redacted copy of `report` (with its `redaction` summary filled in) and the redactions.
+) -> tuple[Report, list[Redaction]]:
+    """The report through the door again (`core.report.door.admit`) and every redaction made
+    to it so far. A model from `build_report` is redacted already: this catches what was added
+    since and returns its redactions; a saved report (`--from`) is redacted here.
 
     `secrets` defaults to this machine's (secret-looking env vars, home, user, host name);
     identifiers the report itself carries (GPU UUIDs and serials) are always added.
     """
-    shared, items = redact_report(report, secrets)
-    merged = Counter(counts(items))
-    before = report.get("redaction") or {}
-    if before.get("enabled"):  # a saved report redacted earlier: keep what it already counted
-        merged.update(before.get("counts") or {})
-    shared["redaction"] = {
-        "enabled": True,
-        "total": sum(merged.values()),
-        "counts": dict(merged.most_common()),
-    }
-    return shared, items
+    shared = admit(report, secrets)
+    return shared, list(shared.redactions)
 
 
-def unredacted(report: dict[str, Any]) -> dict[str, Any]:
+def unredacted(report: dict[str, Any]) -> Report:
     """The report marked as NOT redacted (the renderers then print a loud warning)."""
-    return {**report, "redaction": {"enabled": False, "total": 0, "counts": {}}}
+    return admit(report, redact=False)
 
 
 def render(
@@ -166,13 +167,13 @@ def _render(report: dict[str, Any], fmt: str, qt: bool = False) -> str:
     return render_html(report, qt=qt)
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
+def load_report(path: str | Path) -> Report:
     """Read a saved JSON report and check it against the schema (UsageError if it is not one).
 
-    Bounded: a regular file of at most DEFAULT_MAX_BYTES, nested at most JSON_MAX_DEPTH deep."""
+    Bounded: a regular file of at most DEFAULT_MAX_BYTES, nested at most DEFAULT_MAX_DEPTH."""
     data = read_json(path, what="report")
     try:
         validate(data)
     except SchemaError as exc:
         raise UsageError(f"{path} is not a cuda-clinic report: {exc}") from exc
-    return data  # type: ignore[no-any-return]
+    return admit(data)  # a saved report is redacted again: it may come from anywhere

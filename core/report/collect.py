@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.report.door import Report
 from core.report.fields import summary_rows
 from core.report.model import build_report
+from core.report.redact import Secrets
 
 LATEST_SCENARIOS = 5  # default report: the newest run of each of this many scenarios
 
@@ -22,12 +24,16 @@ def collect(
     try_ids: Sequence[int] | None = None,
     latest: bool = True,
     kb_extra: Sequence[str] = (),
+    fleet: Mapping[str, Any] | None = None,
+    secrets: Secrets | None = None,
+    redact: bool = True,
     skipped: list[str] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """Build a report from this machine: detect the env (unless given), match `error_text`,
     attach the chosen wizard/benchmark runs (or, with `latest`, the newest ones); `kb_extra`
-    are the user's pack folders, matched too and labelled as the user's own. A stored run that
-    does not load is left out with a warning, and its line added to `skipped` when given."""
+    are the user's pack folders, matched too and labelled as the user's own; `fleet` is a
+    fleet section. The model is redacted as it is built (`redact=False`: marked as not). A
+    stored run that does not load is left out with a warning, its line added to `skipped`."""
     if environment is None:
         from core.env import detect
 
@@ -45,6 +51,9 @@ def collect(
         try_runs=tries,
         benchmarks=benches,
         charts=charts,
+        fleet=fleet,
+        secrets=secrets,
+        redact=redact,
     )
 
 

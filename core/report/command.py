@@ -163,16 +163,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     from core.ops.report import build
-    from core.report import load_report, redact, unredacted
+    from core.report import admit, load_report
 
     fleet = getattr(args, "fleet", None)
     if args.source:
-        report = load_report(args.source)
+        report: dict[str, Any] = dict(load_report(args.source))
         if fleet:
             from core.fleet.section import section_from_file
             from core.models import to_builtins
 
             report["fleet"] = to_builtins(section_from_file(fleet))
+        report = admit(report, redact=not args.no_redact)
     else:
         report = build(
             python=args.python,
@@ -183,6 +184,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
             fleet=fleet,
+            redact=not args.no_redact,
         )
     if args.no_redact:
         print(
@@ -190,15 +192,14 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             "names and GPU serials",
             file=sys.stderr,
         )
-        return unredacted(report), []
-    shared, items = redact(report)
-    summary = shared["redaction"]
+        return report, []
+    summary = report["redaction"]
     counts = ", ".join(f"{n} {kind}" for kind, n in summary["counts"].items())
     print(
         f"cuda-clinic: redacted {summary['total']} values" + (f": {counts}" if counts else ""),
         file=sys.stderr,
     )
-    return shared, items
+    return report, list(getattr(report, "redactions", []))
 
 
 def _read_error(path: str | None) -> str | None:

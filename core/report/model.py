@@ -11,7 +11,9 @@ import msgspec
 
 from core import __version__
 from core.models import to_builtins
+from core.report.door import Report, admit
 from core.report.fields import summary_rows, upstream_fields
+from core.report.redact import Secrets
 from core.report.text import verdict_text
 
 SCHEMA_VERSION = 1
@@ -31,8 +33,13 @@ def build_report(
     findings: Sequence[Mapping[str, Any]] = (),
     generated_at: _dt.datetime | None = None,
     fleet: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)."""
+    secrets: Secrets | None = None,
+    redact: bool = True,
+) -> Report:
+    """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)
+    and pass it through the door (`core.report.door.admit`): every string redacted, the
+    redactions in `report.redactions`; `redact=False` marks it as NOT redacted instead.
+    `secrets` defaults to this machine's (`Secrets.from_system()`)."""
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
@@ -55,7 +62,7 @@ def build_report(
     if fleet is not None:  # `core.fleet.section.fleet_section(run)`
         report["fleet"] = _plain(fleet)
     report["summary"] = summarize(report)
-    return report
+    return admit(report, secrets, redact=redact)
 
 
 def summarize(report: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
 from core.kb.options import add_pack_option, add_yes_option, open_kb_for
+from core.models import encode_json
 from core.tryrun.model import VERDICT_WORDS, FixRun, TryResult
 
 if TYPE_CHECKING:
@@ -86,8 +86,8 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
-    from core.answer.tryrun import attach_answer
-    from core.tryrun.runner import TryOptions, run_try
+    from core.ops.tryrun import try_command
+    from core.tryrun.runner import TryOptions
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -100,15 +100,15 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     quiet = bool(args.json)
-    result = run_try(
+    result = try_command(
         opts,
-        lambda: open_kb_for(args),  # the bundled KB and --kb-extra / $CUDA_CLINIC_KB_EXTRA packs
         fixes=args.fixes,
+        open_kb=lambda: open_kb_for(args),  # the bundled KB, --kb-extra and $CUDA_CLINIC_KB_EXTRA
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
-        on_done=attach_answer,
         confirm=lambda entries: _confirm(entries, args.yes),
+        save=False,  # saved below: a busy database must not cost the printed result
     )
     unsaved = None
     if not args.no_save:
@@ -116,12 +116,12 @@ def run(args: argparse.Namespace) -> int:
         from core.ops.save import record_try
 
         try:
-            result.id = record_try(result.to_dict())
+            result.id = record_try(result)
         except HistoryError as exc:  # busy: the run is kept and added later; say it last
             unsaved = exc
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        result.summary_text = result.summary()
+        sys.stdout.write(encode_json(result) + "\n")
     else:
         sys.stdout.write(render(result))
     if unsaved is not None:

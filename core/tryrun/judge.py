@@ -4,26 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from core.contain import Outcome
-from core.kb.matcher import match
+from core.kb.matcher import MatchReport, match
 from core.kb.store import KnowledgeBase
-from core.tryrun.locate import user_frame, where
+from core.tryrun.locate import Frame, user_frame, where
+from core.tryrun.model import Cost
 
 PAST_FACTOR = 3.0  # a run still going at 3x the original time to failure got clearly past it
 _SHIM_NOTE = "[cuda-clinic try]"
 _NOT_PROGRESS = ("warning", "error", "assert", "fail", "exception", "traceback")
 
 
-def failing_ids(log: str, kb: KnowledgeBase) -> tuple[list[str], dict[str, Any]]:
+def failing_ids(log: str, kb: KnowledgeBase) -> tuple[list[str], MatchReport]:
     """The confident KB entries in a failed run's log (root cause first) and the match report."""
     report = match(log, kb)
     ids = [m.id for m in report.confident]
     if report.root_cause:
         root = report.root_cause.id
         ids = [root, *[i for i in ids if i != root]]
-    return ids, report.to_dict()
+    return ids, report
 
 
 def judge(  # noqa: PLR0911 - one branch per verdict reads best
@@ -32,11 +32,11 @@ def judge(  # noqa: PLR0911 - one branch per verdict reads best
     outcome: Outcome,
     original_ttf: float,
     targets: Sequence[str],
-    original_frame: dict[str, Any] | None,
+    original_frame: Frame | None,
     marker_counts: bool = True,
     kb: KnowledgeBase,
     roots: Sequence[Path],
-) -> tuple[str, str, dict[str, Any] | None, str | None]:
+) -> tuple[str, str, Frame | None, str | None]:
     """(verdict, reason, located frame, new error entry) for one re-run."""
     if outcome.status == "cancelled":
         return "cancelled", "cancelled before it ended", None, None
@@ -118,7 +118,7 @@ def reference_line(original: Outcome) -> str | None:
     return None
 
 
-def cost(original: Outcome, rerun: Outcome, until: bool) -> dict[str, Any] | None:
+def cost(original: Outcome, rerun: Outcome, until: bool) -> Cost | None:
     """Wall time of the re-run against the original to the same point, where both reached it."""
     if until and original.marker_s is not None and rerun.marker_s is not None:
         ref, a, b = "the --until marker", original.marker_s, rerun.marker_s
@@ -129,9 +129,9 @@ def cost(original: Outcome, rerun: Outcome, until: bool) -> dict[str, Any] | Non
         if line is None or a_time is None or b_time is None:
             return None
         ref, a, b = f"the line {line!r}", a_time, b_time
-    return {
-        "reference": ref,
-        "original_s": round(a, 3),
-        "fix_s": round(b, 3),
-        "ratio": round(b / a, 3) if a > 0 else None,
-    }
+    return Cost(
+        reference=ref,
+        original_s=round(a, 3),
+        fix_s=round(b, 3),
+        ratio=round(b / a, 3) if a > 0 else None,
+    )

@@ -9,9 +9,19 @@ paths, a traceback without its header line; all are read.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, TypedDict
+
+
+class Frame(TypedDict):
+    """A traceback frame: file (relative to the project once located), line, function, code."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
 
 _FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+), in (?P<func>[^\s(][^\s]*)')
 _HEADER = "Traceback (most recent call last)"
@@ -43,12 +53,12 @@ def _code_after(text: str) -> str:
     return text
 
 
-def frames(log: str) -> list[dict[str, Any]]:
+def frames(log: str) -> list[Frame]:
     """The frames of the last traceback in `log` (all frames when no header line is present):
     file, line, function and the quoted code."""
     lines = [_clean(line) for line in log.splitlines()]
     start = max((i for i, line in enumerate(lines) if _HEADER in line), default=-1)
-    out: list[dict[str, Any]] = []
+    out: list[Frame] = []
     for i in range(start + 1, len(lines)):
         found = list(_FRAME.finditer(lines[i]))
         for n, hit in enumerate(found):
@@ -59,12 +69,9 @@ def frames(log: str) -> list[dict[str, Any]]:
                 if not _FRAME.search(nxt):
                     code = _code_after(nxt)
             out.append(
-                {
-                    "file": hit["file"],
-                    "line": int(hit["line"]),
-                    "function": hit["func"],
-                    "code": code[:300],
-                }
+                Frame(
+                    file=hit["file"], line=int(hit["line"]), function=hit["func"], code=code[:300]
+                )
             )
     return out
 
@@ -87,16 +94,16 @@ def is_library(path: str) -> bool:
     return any(p in _LIBRARY_DIRS for p in _parts(path)[:-1])
 
 
-def pasted_frame(log: str) -> dict[str, Any] | None:
+def pasted_frame(log: str) -> Frame | None:
     """The user's own frame in a pasted log: the last frame of the last traceback that is not
     in an installed library (None when every frame is a library's, or there is none)."""
     for frame in reversed(frames(log)):
         if not is_library(frame["file"]):
-            return dict(frame)
+            return Frame(**frame)
     return None
 
 
-def user_frame(log: str, roots: Sequence[Path]) -> dict[str, Any] | None:
+def user_frame(log: str, roots: Sequence[Path]) -> Frame | None:
     """The last frame of the last traceback whose file is under one of `roots` (the user's
     project) and not in an installed library; its path is given relative to the root."""
     resolved = [r.resolve() for r in roots]
@@ -110,7 +117,7 @@ def user_frame(log: str, roots: Sequence[Path]) -> dict[str, Any] | None:
                 rel = full.resolve().relative_to(root)
             except (ValueError, OSError):
                 continue
-            located = dict(frame, file=str(rel))
+            located = Frame(**{**frame, "file": str(rel)})
             if not located["code"]:
                 located["code"] = _source_line(full, frame["line"])
             return located
@@ -128,7 +135,7 @@ def _source_line(path: Path, number: int) -> str:
     return ""
 
 
-def where(frame: dict[str, Any] | None) -> str:
+def where(frame: Mapping[str, Any] | None) -> str:
     """`train.py:42 in step: loss = crit(out, y)` (or '' when no frame)."""
     if not frame:
         return ""

@@ -7,8 +7,9 @@ CPU-only torch is "can't test here: why", never re-run and never "still fails".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from core.tryrun.model import Machine
 from core.tryrun.resolve import is_python
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 UNKNOWN = "unknown"  # the command's interpreter is not known (a shell script, torchrun, ...)
 
 
-def probe_machine(argv: list[str]) -> dict[str, Any]:
+def probe_machine(argv: list[str]) -> Machine:
     """The torch build of the command's interpreter and the GPUs the driver reports."""
     from core.env import detect
 
@@ -25,17 +26,17 @@ def probe_machine(argv: list[str]) -> dict[str, Any]:
     try:
         env = detect(argv[0] if known else None)
     except Exception as exc:  # detection is evidence, not a requirement: say what failed
-        return {"line": f"not detected ({type(exc).__name__})", "gpus": None}
+        return Machine(line=f"not detected ({type(exc).__name__})", gpus=None)
     gpus = [str(g.name) for g in env.gpus]
     torch = env.torch.version if known else UNKNOWN
     cuda = env.torch.cuda if known else UNKNOWN
     parts = [", ".join(gpus) if gpus else "no NVIDIA GPU"]
     if known:
         parts.append(f"torch {torch}" if torch else "no torch")
-    return {"line": ", ".join(parts), "torch": torch, "torch_cuda": cuda, "gpus": len(gpus)}
+    return Machine(line=", ".join(parts), torch=torch, torch_cuda=cuda, gpus=len(gpus))
 
 
-def cannot_test(fix: Fix, machine: dict[str, Any] | None) -> str:
+def cannot_test(fix: Fix, machine: Machine | None) -> str:
     """Why `fix` cannot be tested with this machine ('' when it can)."""
     if not fix.needs_cuda or not machine or machine.get("gpus") is None:
         return ""

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+import msgspec
+
+from core.contain import RunLog
+from core.kb.results import Match, RootCause
+from core.models import Draft, convert, to_builtins
+from core.tryrun.locate import Frame
+
+TRY_SCHEMA = "cuda-clinic/try/1"
 
 VERDICTS = (
     "fixed",
@@ -26,50 +34,117 @@ VERDICT_WORDS = {
 }
 
 
-@dataclass
-class FixRun:
-    """One fix, how it was applied (exact variables and shim), and what its re-run showed."""
+class FixSpec(TypedDict):
+    """The KB fix a re-run applies: its id, words, variables, torch switches and entry."""
 
-    fix: dict[str, Any]  # id, title, kind, env, switches, advice, entry
+    id: str
+    title: str
+    kind: str  # "fix" | "diagnose"
+    env: dict[str, str]
+    switches: list[str]
+    advice: str
+    describe: str
+    shim_code: str
+    entry: str
+    own: NotRequired[bool]  # from the user's own KB entry (a pack): it ran only once confirmed
+
+
+class Cost(TypedDict):
+    """Wall time of a re-run against the original to the same point."""
+
+    reference: str
+    original_s: float
+    fix_s: float
+    ratio: float | None
+
+
+class CodeChange(TypedDict):
+    """The code change the KB verified, when no fix works without one."""
+
+    title: str
+    snippet: str
+
+
+class NoFix(TypedDict, total=False):
+    """Why nothing can be re-run (`reason`), and the KB's code change instead."""
+
+    reason: str
+    entry: str
+    code_change: CodeChange
+
+
+class Recommendation(TypedDict, total=False):
+    """What to change: a verified fix, the located line, or the KB's code change."""
+
+    kind: str  # "fix" | "located" | "code"
+    fix: str
+    text: str
+    change: str
+    title: str
+    also_verified: list[str]
+
+
+class Machine(TypedDict, total=False):
+    """What ran the command: `line` in words, torch and its CUDA build, the GPU count."""
+
+    line: str
+    torch: str | None
+    torch_cuda: str | None
+    gpus: int | None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class FixRun(Draft, kw_only=True):
+    """One fix, how it was applied (exact variables and shim), and what its re-run showed.
+
+    Not frozen: the runner fills the verdict in as the re-run ends (the app shows it live)."""
+
+    fix: FixSpec
     env_changes: dict[str, str]
     shim: str  # the sitecustomize.py text ('' when the fix sets variables only)
-    outcome: dict[str, Any] | None = None  # core.contain.Outcome.to_dict()
+    outcome: RunLog | None = None
     verdict: str | None = None
     reason: str = ""
-    frame: dict[str, Any] | None = None
+    frame: Frame | None = None
     new_error: str | None = None  # the KB entry of a different failure
-    cost: dict[str, Any] | None = None  # reference, original_s, fix_s, ratio
+    cost: Cost | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data."""
-        return asdict(self)
+        data: dict[str, Any] = to_builtins(self)
+        return data
 
 
-@dataclass
-class TryResult:
-    """Everything one `try` found; stored as JSON in the user database."""
+class TryResult(Draft, kw_only=True):
+    """Everything one `try` found: the `--json` output and the stored form.
+
+    Not frozen: the runner fills it in phase by phase (original run, match, re-runs)."""
 
     command: list[str]
     argv: list[str]
     cwd: str
     timeout_s: float
     until: str | None = None
-    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-    original: dict[str, Any] = field(default_factory=dict)  # Outcome.to_dict()
+    created: str = msgspec.field(default_factory=_now)
+    original: RunLog | None = None
     status: str = ""  # failed | passed | timed_out | cancelled
     message: str = ""
     time_to_failure_s: float | None = None
-    matches: list[dict[str, Any]] = field(default_factory=list)
-    entry: dict[str, Any] | None = None  # the confident match the fixes come from
-    root_cause: dict[str, Any] | None = None
-    frame: dict[str, Any] | None = None
-    fixes: list[FixRun] = field(default_factory=list)
-    no_fix: dict[str, Any] | None = None  # why nothing can be re-run, and the KB's code change
-    recommendation: dict[str, Any] | None = None
-    # What ran it: {"line": "NVIDIA H200, torch 2.11.0+cu130", "torch", "torch_cuda", "gpus"}
-    machine: dict[str, Any] | None = None
+    matches: list[Match] = []
+    entry: Match | None = None  # the confident match the fixes come from
+    root_cause: RootCause | None = None
+    frame: Frame | None = None
+    fixes: list[FixRun] = []
+    no_fix: NoFix | None = None
+    recommendation: Recommendation | None = None
+    machine: Machine | None = None
     answer: dict[str, Any] | None = None  # core.answer.Answer.to_dict(): what to do
     id: int | None = None
+    summary_text: str = msgspec.field(default="", name="summary")
+    schema: str = TRY_SCHEMA
 
     @property
     def fixed(self) -> list[FixRun]:
@@ -80,7 +155,7 @@ class TryResult:
         """One line: what failed and which fix works."""
         if self.status != "failed":
             return self.message
-        head = self.entry["id"] if self.entry else "no KB match"
+        head = self.entry.id if self.entry else "no KB match"
         if not self.fixes:
             return f"{head}: no fix re-run"
         verdicts = ", ".join(
@@ -90,14 +165,11 @@ class TryResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (the `--json` output and the stored form)."""
-        data = asdict(self)
-        data["fixes"] = [f.to_dict() for f in self.fixes]
-        data["summary"] = self.summary()
-        data["schema"] = "cuda-clinic/try/1"
+        self.summary_text = self.summary()
+        data: dict[str, Any] = to_builtins(self)
         return data
 
 
 def fix_runs_from(items: list[dict[str, Any]]) -> list[FixRun]:
     """FixRuns back from stored dicts."""
-    names = set(FixRun.__dataclass_fields__)
-    return [FixRun(**{k: v for k, v in item.items() if k in names}) for item in items]
+    return convert(items, list[FixRun], name="a saved try run", what="fix list")

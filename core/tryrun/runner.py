@@ -14,7 +14,7 @@ from core.contain import Outcome, run_contained
 from core.errors import ClinicError, UsageError
 from core.tryrun.locate import user_frame
 from core.tryrun.machine import cannot_test, probe_machine
-from core.tryrun.model import FixRun, TryResult
+from core.tryrun.model import CodeChange, FixRun, FixSpec, NoFix, Recommendation, TryResult
 from core.tryrun.resolve import check_starts, resolve_command, resolve_cwd
 from core.tryrun.shim import planned_env, prepare, shim_source
 
@@ -31,7 +31,6 @@ PhaseSink = Callable[[str, str], None]  # (phase, what the clinic waits for)
 FixSink = Callable[[FixRun], None]  # a re-run about to start (its exact env and shim)
 # Called with the KB still open once the run is judged (the command passes the answer's
 # core.answer.tryrun.attach_answer: the answer is a layer above try).
-DoneSink = Callable[[TryResult, "KnowledgeBase", str], None]
 ConfirmSink = Callable[[list["Entry"]], None]  # raises ClinicError unless the user agrees
 BASE_ENV = {"PYTHONUNBUFFERED": "1"}  # every run alike, so output arrives as it is printed
 
@@ -110,21 +109,6 @@ def _execute(
         raise UsageError(f"try: cannot start {result.argv[0]}: {exc.strerror or exc}") from exc
 
 
-def run_original(
-    result: TryResult,
-    kb: KnowledgeBase,
-    *,
-    on_line: LineSink | None = None,
-    on_phase: PhaseSink | None = None,
-    cancel: threading.Event | None = None,
-) -> Outcome:
-    """Run the command as given; fill in status, time to failure, match, frame and fix plan."""
-    outcome = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
-    if result.status in ("failed", "timed_out"):
-        diagnose(result, outcome, kb)
-    return outcome
-
-
 def run_command(
     result: TryResult,
     *,
@@ -165,7 +149,7 @@ def run_command(
     return outcome
 
 
-def _confirm_pack_fixes(result: TryResult, kb: KnowledgeBase, confirm: ConfirmSink | None) -> None:
+def confirm_pack_fixes(result: TryResult, kb: KnowledgeBase, confirm: ConfirmSink | None) -> None:
     """Ask before a fix from the user's own entries runs; mark them not run when refused."""
     mine = [kb.get(i) for i in dict.fromkeys(r.fix["entry"] for r in result.fixes)]
     mine = [entry for entry in mine if entry.is_user]
@@ -186,13 +170,12 @@ def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
     from core.tryrun.judge import failing_ids
 
     ids, report = failing_ids(outcome.text(), kb)
-    result.matches = report["matches"]
-    result.root_cause = report.get("root_cause")
+    result.matches = list(report.matches)
+    result.root_cause = report.root_cause
     result.frame = user_frame(outcome.text(), _roots(Path(result.cwd), result.argv))
     result.machine = probe_machine(result.argv)
     if ids:
-        head = next(m for m in report["matches"] if m["id"] == ids[0])
-        result.entry = {k: head[k] for k in ("id", "title", "confidence", "evidence", "note")}
+        result.entry = next(m for m in report.matches if m.id == ids[0])
     if result.status == "failed":
         result.fixes = plan(ids, kb)
         if not result.fixes:
@@ -215,7 +198,7 @@ def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
             seen.add(key)
             runs.append(
                 FixRun(
-                    fix={**_fix_dict(fix, entry_id), "own": kb.get(entry_id).is_user},
+                    fix=_fix_dict(fix, entry_id, own=kb.get(entry_id).is_user),
                     env_changes=planned_env(fix, {**os.environ, **BASE_ENV}),
                     shim=shim_source(fix),
                 )
@@ -223,32 +206,30 @@ def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
     return runs
 
 
-def _fix_dict(fix: Fix, entry_id: str) -> dict[str, Any]:
-    return {
-        "id": fix.id,
-        "title": fix.title,
-        "kind": fix.kind,
-        "env": dict(fix.env),
-        "switches": list(fix.switches),
-        "advice": fix.advice,
-        "describe": fix.describe(),
-        "shim_code": fix.shim_code(),
-        "entry": entry_id,
-    }
+def _fix_dict(fix: Fix, entry_id: str, own: bool = False) -> FixSpec:
+    return FixSpec(
+        own=own,
+        id=fix.id,
+        title=fix.title,
+        kind=fix.kind,
+        env=dict(fix.env),
+        switches=list(fix.switches),
+        advice=fix.advice,
+        describe=fix.describe(),
+        shim_code=fix.shim_code(),
+        entry=entry_id,
+    )
 
 
-def no_fix(ids: list[str], kb: KnowledgeBase) -> dict[str, Any]:
+def no_fix(ids: list[str], kb: KnowledgeBase) -> NoFix:
     """Why nothing can be re-run, and the code change the KB verified instead."""
     if not ids:
-        return {"reason": "no confident KB match, so there is no documented fix to re-run"}
+        return NoFix(reason="no confident KB match, so there is no documented fix to re-run")
     entry = kb.get(ids[0])
     change = next((w for w in entry.workarounds if w.verdict == "fixes" and w.snippet), None)
-    out: dict[str, Any] = {
-        "reason": f"{entry.id} has no fix that works without changing code",
-        "entry": entry.id,
-    }
+    out = NoFix(reason=f"{entry.id} has no fix that works without changing code", entry=entry.id)
     if change is not None:
-        out["code_change"] = {"title": change.title, "snippet": change.snippet}
+        out["code_change"] = CodeChange(title=change.title, snippet=change.snippet)
     return out
 
 
@@ -265,7 +246,7 @@ def run_fixes(
     """Re-run the command once per planned fix and judge each; then recommend."""
     from core.tryrun.judge import cost, judge
 
-    targets = [m["id"] for m in result.matches if m.get("confident")]
+    targets = [m.id for m in result.matches if m.confident]
     roots = _roots(Path(result.cwd), result.argv)
     ttf = result.time_to_failure_s or original.wall_s
     # A re-run that prints the marker has earned "fixed": stop it there (unless the original
@@ -317,83 +298,39 @@ def run_fixes(
     result.recommendation = recommend(result, kb)
 
 
-def recommend(result: TryResult, kb: KnowledgeBase) -> dict[str, Any]:
+def recommend(result: TryResult, kb: KnowledgeBase) -> Recommendation:
     """What to change, as code or environment, from the verified fixes (or the KB's code change)."""
     fixed = [f for f in result.fixed if f.fix["kind"] == "fix"]
     if fixed:
         best = fixed[0]  # the KB lists an entry's fixes most advisable first
         others = [f.fix["id"] for f in fixed if f is not best]
-        return {
-            "kind": "fix",
-            "fix": best.fix["id"],
-            "text": f"verified here: {best.fix['title']}",
-            "change": best.fix["advice"] or best.fix["describe"],
-            "also_verified": others,
-        }
+        return Recommendation(
+            kind="fix",
+            fix=best.fix["id"],
+            text=f"verified here: {best.fix['title']}",
+            change=best.fix["advice"] or best.fix["describe"],
+            also_verified=others,
+        )
     located = [f for f in result.fixes if f.verdict == "located" and f.frame]
     if located:
-        frame = located[0].frame or {}
-        return {
-            "kind": "located",
-            "fix": located[0].fix["id"],
-            "text": f"the error is raised at {frame.get('file')}:{frame.get('line')}: "
-            f"{frame.get('code', '')}",
-            "change": located[0].fix["advice"],
-        }
-    ids = [m["id"] for m in result.matches if m.get("confident")]
+        frame = located[0].frame
+        assert frame is not None
+        return Recommendation(
+            kind="located",
+            fix=located[0].fix["id"],
+            text=f"the error is raised at {frame['file']}:{frame['line']}: {frame['code']}",
+            change=located[0].fix["advice"],
+        )
+    ids = [m.id for m in result.matches if m.confident]
     fallback = no_fix(ids, kb)
     untested = [f for f in result.fixes if f.verdict == "cannot_test"]
     text = "no no-code fix worked on this machine; change the code"
     if untested and len(untested) == len(result.fixes):
         text = "the no-code fixes cannot be tested on this machine; change the code"
-    return {
-        "kind": "code",
-        "text": text,
-        "change": (fallback.get("code_change") or {}).get("snippet", ""),
-        "title": (fallback.get("code_change") or {}).get("title", ""),
-    }
-
-
-def run_try(
-    opts: TryOptions,
-    open_kb: Callable[[], KnowledgeBase],
-    *,
-    fixes: bool = False,
-    on_line: LineSink | None = None,
-    on_phase: PhaseSink | None = None,
-    on_fix: FixSink | None = None,
-    cancel: threading.Event | None = None,
-    on_done: DoneSink | None = None,
-    confirm: ConfirmSink | None = None,
-) -> TryResult:
-    """The whole `try`: the original run, then (with `fixes`) one re-run per fix.
-
-    `open_kb` is called only when the command failed or hung (the KB is what costs start-up).
-    `confirm(entries)` is asked before any fix of the user's own pack entries runs; a
-    ClinicError from it (declined, or no terminal to ask) leaves those fixes not run, and says
-    why in each one's reason, while the original run's result is kept."""
-    result = start(opts)
-    original = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
-    if result.status not in ("failed", "timed_out"):
-        return result
-    kb = open_kb()
-    try:
-        diagnose(result, original, kb)
-        if result.status == "failed" and fixes and result.fixes:
-            _confirm_pack_fixes(result, kb, confirm)
-            run_fixes(
-                result,
-                original,
-                kb,
-                on_line=on_line,
-                on_phase=on_phase,
-                on_fix=on_fix,
-                cancel=cancel,
-            )
-        elif result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
-            result.recommendation = recommend(result, kb)
-        if on_done is not None:
-            on_done(result, kb, original.text())
-    finally:
-        kb.close()
-    return result
+    change = fallback.get("code_change")
+    return Recommendation(
+        kind="code",
+        text=text,
+        change=change["snippet"] if change else "",
+        title=change["title"] if change else "",
+    )

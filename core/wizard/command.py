@@ -125,8 +125,9 @@ def _progress(event: WizardEvent) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from core.errors import UsageError
+    from core.ops.wizard import wizard
     from core.target import resolve_python
-    from core.wizard import get_scenario, run_wizard
+    from core.wizard import get_scenario
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
@@ -137,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{scenario.id}: {scenario.title}", file=sys.stderr, flush=True)
     cancel = threading.Event()
     try:
-        result = run_wizard(
+        result = wizard(
             scenario.id,
             python=python,
             timeout=args.timeout,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from core.fsutil import atomic_write_text
 from core.ops.report import build
-from core.report import Redaction, redact, render
+from core.report import Redaction, render
 from gui.context import AppContext
 from gui.pages.base import Page, label
 
@@ -42,8 +43,9 @@ def _build(
     run_ids: list[int] | None,
     kb_extra: list[str] | None = None,
 ) -> Built:
-    """Collect the report from this machine and redact it (seconds: env detection runs);
-    `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's own."""
+    """Collect the report from this machine, redacted as it is built (seconds: env detection
+    runs); `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's
+    own."""
     skipped: list[str] = []  # stored runs that did not load
     report = build(
         python=python,
@@ -53,7 +55,7 @@ def _build(
         kb_extra=kb_extra or [],
         skipped=skipped,
     )
-    return (*redact(report), skipped)
+    return report, list(report.redactions), skipped
 
 
 class ReportPage(Page):
@@ -182,9 +184,12 @@ class ReportPage(Page):
         self._update_count()
 
     def _update_count(self) -> None:
-        total = len(self.items)
+        """What was removed, by kind with counts, and what the user chose to put back."""
+        by_kind = Counter(item.kind for item in self.items)
+        kinds = ", ".join(f"{n} {kind}" for kind, n in by_kind.most_common())
+        text = f"{len(self.items)} values redacted, highlighted in the preview"
+        text += f": {kinds}." if kinds else "."
         shown = len(self.revealed)
-        text = f"{total} items redacted, highlighted in the preview."
         if shown:
             text += f" {shown} revealed on purpose: they WILL be in the export."
         self.count_label.setText(text)

@@ -260,23 +260,17 @@ class TryTab(QWidget):
     def _run_original(
         result: Any, emit: Any, cancel: threading.Event, packs: list[str] | None = None
     ) -> Any:
-        from core.answer.tryrun import attach_answer
-        from core.kb import open_kb
-        from core.tryrun.runner import recommend, run_original
+        from core.ops.tryrun import try_original
 
         batch = _Batcher(emit)
-        with open_kb(extra=packs or []) as kb:
-            original = run_original(
-                result,
-                kb,
-                on_line=batch.add,
-                on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
-                cancel=cancel,
-            )
-            if result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
-                result.recommendation = recommend(result, kb)
-            if result.status in ("failed", "timed_out"):
-                attach_answer(result, kb, original.text())
+        original = try_original(
+            result,
+            open_kb=lambda: _open_kb(packs),
+            on_line=batch.add,
+            on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
+            cancel=cancel,
+            save=False,
+        )
         batch.close()
         _save(result, emit)
         return ("original", result, original)
@@ -289,9 +283,7 @@ class TryTab(QWidget):
         cancel: threading.Event,
         packs: list[str] | None = None,
     ) -> Any:
-        from core.answer.tryrun import attach_answer
-        from core.kb import open_kb
-        from core.tryrun.runner import run_fixes
+        from core.ops.tryrun import try_fixes
 
         batch = _Batcher(emit)
 
@@ -300,9 +292,17 @@ class TryTab(QWidget):
             emit({"type": "lines", "text": f"--- re-run {name} ---"})
             emit({"type": "phase", "waiting": waiting})
 
-        with open_kb(extra=packs or []) as kb:
-            run_fixes(result, original, kb, on_line=batch.add, on_phase=phase, cancel=cancel)
-            attach_answer(result, kb, original.text())
+        try_fixes(
+            result,
+            original,
+            open_kb=lambda: _open_kb(packs),
+            on_line=batch.add,
+            on_phase=phase,
+            cancel=cancel,
+            save=False,
+            # the user saw every re-run (pack fixes marked as such) and pressed "Run these"
+            confirm=lambda _entries: None,
+        )
         batch.close()
         _save(result, emit)
         return ("fixes", result, original)
@@ -384,6 +384,12 @@ class TryTab(QWidget):
             self.folder.setText(path)
 
 
+def _open_kb(packs: list[str] | None) -> Any:
+    from core.kb import open_kb
+
+    return open_kb(extra=packs or [])
+
+
 def _save(result: Any, emit: Any) -> None:
     """Save the run; a busy database keeps it for later, and the log says so (the result
     still shows)."""
@@ -391,7 +397,7 @@ def _save(result: Any, emit: Any) -> None:
     from core.ops.save import record_try
 
     try:
-        result.id = record_try(result.to_dict())
+        result.id = record_try(result)
     except HistoryError as exc:
         emit({"type": "lines", "text": f"Not saved: {exc}"})
 
@@ -407,10 +413,10 @@ def result_html(result: Any) -> str:
         parts.append(f"<p>Ran on: {e(str(result.machine.get('line')))}</p>")
     if result.entry and not carded:
         parts.append(
-            f"<p>Error: <b>{e(result.entry['title'])}</b> (<code>{e(result.entry['id'])}</code>, "
-            f"confidence {result.entry['confidence']:.2f})</p>"
+            f"<p>Error: <b>{e(result.entry.title)}</b> (<code>{e(result.entry.id)}</code>, "
+            f"confidence {result.entry.confidence:.2f})</p>"
         )
-        lines = "".join(f"<li><code>{e(ev['text'])}</code></li>" for ev in result.entry["evidence"])
+        lines = "".join(f"<li><code>{e(ev.text)}</code></li>" for ev in result.entry.evidence)
         parts.append(f"<ul>{lines}</ul>")
     if result.frame and not carded:
         parts.append(f"<p>Raised in your code at <code>{e(where(result.frame))}</code></p>")

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 
 from core.env import Environment, detect
 from core.kb import Entry
-from core.wizard import get_scenario, run_wizard, scenarios
+from core.ops.wizard import wizard
+from core.wizard import get_scenario, scenarios
 from core.wizard.availability import Machine, grouped, why_not_here
 from core.wizard.model import Scenario
 from core.wizard.record import StepFinished, StepStarted, WizardEvent
@@ -398,7 +399,7 @@ class WizardPage(Page):
         self.scenario_list.setEnabled(False)
         self.begin_busy()
         self.task = self.ctx.tasks.start_run(
-            lambda on_event, cancel: run_wizard(
+            lambda on_event, cancel: wizard(
                 scenario_id, python=python, on_event=on_event, cancel=cancel
             ),
             name="wizard",

@@ -31,7 +31,9 @@ log "machine: $(wc -l <"$out/nvidia-smi.txt") GPU(s): $(head -1 "$out/nvidia-smi
 t0=$SECONDS
 timeout -k 5 120 "$PY" -m core env --deep --json >"$out/env_deep.json" 2>"$out/env_deep.err"
 log "env --deep --json: exit=$? in $(( SECONDS - t0 ))s"
-timeout -k 5 60 "$PY" -m core env --from "$out/env_deep.json" >"$out/env_deep.txt" 2>&1
+# The human text from a second run (not `env --from`: that reads through msgspec, which the GPU
+# image may lack).
+timeout -k 5 120 "$PY" -m core env --deep >"$out/env_deep.txt" 2>&1
 grep -E "^(Multi-GPU|  GPU|  peers|  NCCL|  +ECC)" "$out/env_deep.txt" >>"$summary"
 "$PY" - "$out/env_deep.json" <<'PYEOF' | tee -a "$summary"
 import json, sys

@@ -20,6 +20,8 @@ from core import schemas
 from core.models import Model
 
 REPO = Path(__file__).resolve().parents[2]
+# A command that fails the way a CUDA error does (matched, answered, fixes planned).
+FAILING = "raise RuntimeError('CUDA error: device-side assert triggered')"
 
 
 def _validate(name: str, document: Any) -> None:
@@ -67,16 +69,29 @@ def test_check_reports_a_stale_schema_and_write_fixes_it(tmp_path: Path) -> None
 # Every `--json` output of a command that can run here, with the schema it must match.
 # Each owner adds the commands of their package (env, wizard run, bench, report, ...).
 OUTPUTS: list[tuple[str, list[str]]] = [
+    ("env", ["env", "--json"]),
+    ("kb-list", ["kb", "list", "--json"]),
+    ("kb-list", ["kb", "search", "cudnn", "--json"]),
+    ("env", ["env", "--json", "--from", "tests/data/fleet/nodes/gpu05.json"]),
+    ("report", ["report", "--quick", "--format", "json"]),
+    ("report", ["report", "--quick", "--format", "json", "--fleet", "tests/data/fleet/nodes"]),
     ("match", ["match", "--json", "tests/data/matcher/cases/assert-detectors-13.txt"]),
     ("match", ["match", "--json", "README.md"]),  # text with no GPU error: no confident match
     ("fleet", ["fleet", "--from", "tests/data/fleet/nodes", "--json"]),
     ("fleet", ["fleet", "--from", "tests/data/fleet/gpu/fleet_deep.json", "--json"]),
     ("nccl", ["nccl", "--nproc", "2", "--sizes", "8B:64B", "--iters", "2", "--json"]),
     ("selftest", ["selftest", "--json", "--kills", "2", "--no-cuda"]),
+    ("try", ["try", "--json", "--no-save", "--", sys.executable, "-c", "print('fine')"]),
+    (
+        "try",
+        ["try", "--json", "--no-save", "--", sys.executable, "-c", FAILING],
+    ),
 ]
 
 # Saved files (recorded on the GPU machine or written by the clinic) and the schema they match.
 SAVED: list[tuple[str, str]] = [
+    ("env", "tests/data/fleet/nodes/gpu01.json"),
+    ("env", "tests/data/env/broken/healthy.json"),
     ("selftest", "tests/data/selftest/gpu.json"),
     ("fleet", "tests/data/fleet/gpu/fleet_quick.json"),
     ("fleet", "tests/data/fleet/gpu/fleet_deep.json"),

@@ -34,7 +34,11 @@ def test_preview_is_redacted_and_lists_each_item(qtbot, ctx: AppContext, secret_
     assert page.items, "the token and the home directory are redacted"
     assert secret_env not in page.preview.toHtml()
     assert page.redactions.count() == len(page.items)
-    assert page.count_label.text().startswith(f"{len(page.items)} items redacted")
+    label = page.count_label.text()
+    assert label.startswith(f"{len(page.items)} values redacted")
+    kinds = {item.kind for item in page.items}
+    counts = {kind: sum(i.kind == kind for i in page.items) for kind in kinds}
+    assert all(f"{n} {kind}" in label for kind, n in counts.items()), label
 
 
 def test_reveal_puts_back_only_the_chosen_item(

@@ -15,12 +15,13 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # annotations only: this file runs where torch may be missing
+    from core.wizard.steps import _stepkit as kit
+
 
 CPP = """
 torch::Tensor rows_launch(torch::Tensor x, int64_t chunk, bool guard_empty, bool rows_on_x);
@@ -63,7 +64,7 @@ def cache_root() -> str:
     return os.environ.get("CUDA_CLINIC_EXT_CACHE") or default
 
 
-def build(arch_list: str, emit: Emit | None = None) -> Any:
+def build(arch_list: str, emit: kit.Emit | None = None) -> Any:
     """The extension built for `arch_list` (TORCH_CUDA_ARCH_LIST), from the cache when there."""
     from torch.utils import cpp_extension
 

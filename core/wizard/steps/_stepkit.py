@@ -8,19 +8,63 @@ import os
 import shutil
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Dict  # noqa: UP035 - Dict: evaluated on Python 3.8 in the target
 
 import torch
+
+# What crosses the worker's channel: a step's params (from the scenario's table), the JSON
+# object it returns and the events it emits. Values are the step's own: read params through the
+# typed helpers below; a step that reads a value back declares a TypedDict for it.
+JSONObject = Dict[str, object]  # noqa: UP006
+Params = Mapping[str, object]
+Emit = Callable[[JSONObject], None]
+
+
+class ParamError(TypeError):
+    """A step parameter of the wrong type (the scenario's table gave something else)."""
+
+
+def int_param(params: Params, key: str, default: int) -> int:
+    """params[key] as an int (the default when absent)."""
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(f"parameter {key!r} must be a number (got {value!r})")
+    return int(value)
+
+
+def float_param(params: Params, key: str, default: float) -> float:
+    """params[key] as a float (the default when absent)."""
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(f"parameter {key!r} must be a number (got {value!r})")
+    return float(value)
+
+
+def int_list_param(params: Params, key: str, default: list[int]) -> list[int]:
+    """params[key] as a list of ints (a shape)."""
+    value = params.get(key, default)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(n, int) for n in value):
+        raise ParamError(f"parameter {key!r} must be a list of integers (got {value!r})")
+    return [int(n) for n in value]
+
+
+def text_param(params: Params, key: str, default: str) -> str:
+    """params[key] as a string (the default when absent)."""
+    value = params.get(key, default)
+    if not isinstance(value, str):
+        raise ParamError(f"parameter {key!r} must be a string (got {value!r})")
+    return value
+
 
 MB = 1 << 20
 
 
-def device(params: dict[str, Any]) -> torch.device:
+def device(params: Params) -> torch.device:
     """The device a step runs on: params['device'], else CUDA when visible, else CPU."""
-    name = params.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    default = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(text_param(params, "device", default) or default)
 
 
 def sync(dev: torch.device) -> None:
@@ -64,9 +108,9 @@ def cudnn_flags(**flags: bool) -> Iterator[None]:
             setattr(backend, name, value)
 
 
-def versions() -> dict[str, Any]:
+def versions() -> JSONObject:
     """torch, CUDA and cuDNN versions and the GPU this step ran on."""
-    info: dict[str, Any] = {
+    info: JSONObject = {
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
@@ -161,9 +205,7 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError)
 
 
-def fill_gpu(
-    leave_mb: float, budget_mb: float, emit: Callable[[dict[str, Any]], None]
-) -> list[Any]:
+def fill_gpu(leave_mb: float, budget_mb: float, emit: Emit) -> list[Any]:
     """Allocate plain device memory until about `leave_mb` MB stay free; return the blocks.
 
     Only ordinary `torch.empty` allocations of this process (never managed memory), never more
@@ -230,7 +272,7 @@ def error_source(exc: BaseException) -> str:
     return "other"
 
 
-def error_event(exc: BaseException, **extra: Any) -> dict[str, Any]:
+def error_event(exc: BaseException, **extra: object) -> JSONObject:
     """An event describing a failed GPU call (the exception travels on as the step's error)."""
     return {
         "kind": "error",

@@ -8,14 +8,18 @@ the sub-library mismatch. When the system copy is absent the step says so and is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 from torch.nn import functional
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 
 
 def _loaded_cudnn() -> list[str]:
@@ -36,15 +40,15 @@ def culprit() -> torch.Tensor:
     return y
 
 
-def first_conv(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def first_conv(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The first conv2d with whatever cuDNN the loader gave this process."""
     if not torch.cuda.is_available() or not torch.backends.cudnn.is_available():
         return {"skipped": "needs a CUDA GPU with cuDNN"}
-    needed = [p for p in str(params.get("requires", "")).split(":") if p]
+    needed = [p for p in kit.text_param(params, "requires", "").split(":") if p]
     missing = [p for p in needed if not os.path.exists(p)]
     if missing:
         return {"skipped": f"no second cuDNN on this machine ({', '.join(missing)} is absent)"}
-    info: dict[str, Any] = {
+    info: kit.JSONObject = {
         "LD_PRELOAD": os.environ.get("LD_PRELOAD", ""),
         "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", ""),
     }

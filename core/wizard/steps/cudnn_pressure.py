@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 from torch.nn import functional
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 DEFAULT_BUDGET_MB = 147456  # 144 GiB: the largest single GPU this wizard expects to fill
 
 
@@ -20,11 +24,11 @@ def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return y
 
 
-def _budget(params: dict[str, Any]) -> float:
-    return float(params.get("budget_mb", DEFAULT_BUDGET_MB))
+def _budget(params: kit.Params) -> float:
+    return kit.float_param(params, "budget_mb", DEFAULT_BUDGET_MB)
 
 
-def first_cudnn_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def first_cudnn_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """In a fresh process: fill the GPU to a few MB free, then run the first cuDNN op.
 
     `variant` picks the seed's claims and the real fixes: repro, free-gpu-memory, warmup-conv,
@@ -32,15 +36,15 @@ def first_cudnn_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     benchmark-true, is-available-check.
     """
     kit.need_cuda()
-    how = params.get("variant", "repro")
-    leave = float(params.get("leave_mb", 3))
+    how = kit.text_param(params, "variant", "repro")
+    leave = kit.float_param(params, "leave_mb", 3)
     if how == "free-gpu-memory":
-        leave = float(params.get("free_leave_mb", 1024))
+        leave = kit.float_param(params, "free_leave_mb", 1024)
     torch.cuda.init()
     x = torch.randn(1, 3, 32, 32, device="cuda")
     w = torch.randn(8, 3, 3, 3, device="cuda")
     torch.cuda.synchronize()
-    info: dict[str, Any] = {"variant": how, **kit.versions()}
+    info: kit.JSONObject = {"variant": how, **kit.versions()}
     if how == "warmup-conv":
         _conv(x, w)  # the cuDNN handle is created now, while memory is free
     if how == "benchmark-true":
@@ -101,7 +105,7 @@ def _speed(x: torch.Tensor, w: torch.Tensor, batch: int, repeats: int) -> dict[s
     return {"timing": timing, "per_sample_ms": round(timing["median_ms"] / batch, 5)}
 
 
-def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def conv_under_pressure(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The first run of a large convolution with a small, measured headroom for its workspace.
 
     The cuDNN and cuBLAS handles are created first, then the conv's input, weight and an
@@ -116,10 +120,10 @@ def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     """
     kit.need_cuda()
     torch.cuda.init()
-    batch = int(params.get("batch", 32))
-    fill_batch = max(int(params.get("fill_for_batch", batch)), batch)
-    chans, size = int(params.get("channels", 64)), int(params.get("size", 128))
-    headroom = float(params.get("headroom_mb", 4))
+    batch = kit.int_param(params, "batch", 32)
+    fill_batch = max(kit.int_param(params, "fill_for_batch", batch), batch)
+    chans, size = kit.int_param(params, "channels", 64), kit.int_param(params, "size", 128)
+    headroom = kit.float_param(params, "headroom_mb", 4)
     backend = torch.backends.cudnn
     # A flag not given in params keeps its value (PyTorch's default, or a KB fix's shim).
     if "benchmark" in params:
@@ -136,7 +140,7 @@ def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     x = x_full[:batch]
     torch.cuda.synchronize()
     tensor_mb = x_full.numel() * x_full.element_size() / kit.MB
-    info: dict[str, Any] = {
+    info: kit.JSONObject = {
         "batch": batch,
         "benchmark": backend.benchmark,
         "deterministic": backend.deterministic,
@@ -172,7 +176,7 @@ def conv_under_pressure(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     finally:
         kit.release_all(blocks)
         slot.clear()
-    info.update(_speed(x, w, batch, int(params.get("repeats", 5))))
+    info.update(_speed(x, w, batch, kit.int_param(params, "repeats", 5)))
     del x, x_full, w
     kit.release_all([])
     return info

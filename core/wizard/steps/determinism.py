@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 from torch.nn import functional
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 
 
 def _pool_backward(dev: torch.device, variant: str) -> torch.Tensor:
@@ -28,7 +32,7 @@ def _pool_backward(dev: torch.device, variant: str) -> torch.Tensor:
     return x.grad
 
 
-def nondeterministic_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def nondeterministic_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Deterministic mode, then adaptive_avg_pool2d backward (variant: repro, avgpool-fixed,
     off-around-op)."""
     dev = kit.device(params)
@@ -37,7 +41,7 @@ def nondeterministic_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
             "skipped": "the CPU kernel of adaptive_avg_pool2d backward is deterministic; "
             "the error exists only on CUDA"
         }
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     torch.use_deterministic_algorithms(True)  # a KB fix's shim may have made this warn-only
 
     def backward() -> torch.Tensor:
@@ -64,7 +68,7 @@ def nondeterministic_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     }
 
 
-def cublas_matmul(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cublas_matmul(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Deterministic mode, then a CUDA matmul, with CUBLAS_WORKSPACE_CONFIG as the process has
     it (a KB fix sets it before the process starts)."""
     dev = kit.device(params)
@@ -77,7 +81,7 @@ def cublas_matmul(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     a = torch.randn(512, 512, device=dev)
     b = torch.randn(512, 512, device=dev)
     first = a @ b
-    timing = kit.time_ms(lambda: a @ b, dev, int(params.get("repeats", 10)))
+    timing = kit.time_ms(lambda: a @ b, dev, kit.int_param(params, "repeats", 10))
     return {
         "CUBLAS_WORKSPACE_CONFIG": config,
         "bitwise_equal_rerun": bool(torch.equal(first, a @ b)),

@@ -8,15 +8,19 @@ op that launches the faulting kernel; without CUDA_LAUNCH_BLOCKING=1 the error s
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 from torch import nn
 from torch.nn import functional
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 CLASSES = 5
 VOCAB = 10
 
@@ -51,7 +55,7 @@ def later(out: torch.Tensor, follow_up: str, dev: torch.device) -> float:
     return float(out.sum().item())
 
 
-def _cpu_only_skip(kind: str) -> dict[str, Any] | None:
+def _cpu_only_skip(kind: str) -> kit.JSONObject | None:
     """On the CPU the same batch raises a readable IndexError at once: nothing to reproduce."""
     if torch.cuda.is_available():
         return None
@@ -66,22 +70,22 @@ def _cpu_only_skip(kind: str) -> dict[str, Any] | None:
     return {"skipped": "device-side asserts exist only on the GPU"}
 
 
-def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def repro(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The out-of-range op, then the next op (params: kind labels|embedding, follow_up)."""
-    kind = str(params.get("kind", "labels"))
+    kind = kit.text_param(params, "kind", "labels")
     skip = _cpu_only_skip(kind)
     if skip is not None:
         return skip
     dev = torch.device("cuda")
     out = culprit(kind, dev)
     emit({"kind": "info", "what": "the faulting kernel was launched; the program goes on"})
-    value = later(out, str(params.get("follow_up", "read")), dev)
+    value = later(out, kit.text_param(params, "follow_up", "read"), dev)
     return {"raised": False, "value": value, **kit.versions()}
 
 
-def validate(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def validate(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Check labels/indices on the host before they reach the GPU, then run the fixed batch."""
-    kind = str(params.get("kind", "labels"))
+    kind = kit.text_param(params, "kind", "labels")
     dev = kit.device(params)
     values = _bad_labels(dev) if kind == "labels" else _bad_ids(dev)
     limit = CLASSES if kind == "labels" else VOCAB
@@ -94,13 +98,13 @@ def validate(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         out = functional.cross_entropy(logits, values)
     else:
         out = nn.Embedding(limit + 1, 64).to(dev)(values).sum(dim=1)
-    value = later(out, str(params.get("follow_up", "read")), dev)
+    value = later(out, kit.text_param(params, "follow_up", "read"), dev)
     return {"caught": bool(bad), "out_of_range": bad, "value": value, "device": dev.type}
 
 
-def cpu_batch(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cpu_batch(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The failing batch on the CPU: the error names the bad value at the op that used it."""
-    kind = str(params.get("kind", "labels"))
+    kind = kit.text_param(params, "kind", "labels")
     try:
         culprit(kind, torch.device("cpu"))
     except (IndexError, RuntimeError) as exc:
@@ -110,11 +114,11 @@ def cpu_batch(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"readable": False, "error": None}
 
 
-def catch_and_continue(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def catch_and_continue(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Catch the error and keep going in the same process (the next CUDA call still fails)."""
     kit.need_cuda()
     dev = torch.device("cuda")
-    kind = str(params.get("kind", "labels"))
+    kind = kit.text_param(params, "kind", "labels")
     try:
         later(culprit(kind, dev), "read", dev)
     except RuntimeError as exc:

@@ -10,14 +10,18 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 from torch import nn
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 
 
 # -- cuda/tensors-on-different-devices -----------------------------------------------------------
@@ -42,11 +46,11 @@ class MaskedHead(nn.Module):
         return self.linear(x) * scale
 
 
-def different_devices(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def different_devices(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """model.to('cuda'), an input on the GPU, and a tensor made on the CPU inside forward()."""
     if not torch.cuda.is_available():
         return {"skipped": "needs a CUDA GPU: on the CPU every tensor is on the same device"}
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     model = MaskedHead(variant).to("cuda")
     if variant == "move-model-again":
         model = model.to("cuda")  # what users try first: it does not move tensors made later
@@ -91,10 +95,10 @@ def _cuda_checkpoint(path: str) -> str:
     return "a CPU checkpoint with its storage location rewritten to cuda:0 (no GPU here)"
 
 
-def load_checkpoint(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def load_checkpoint(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """torch.load of a CUDA checkpoint in a process where CUDA is not available (variant:
     repro, map-location-cpu, map-location-function)."""
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     if torch.cuda.is_available():
         return {
             "skipped": "CUDA is available in this process; the error needs a process "
@@ -136,12 +140,12 @@ class CudaItems(torch.utils.data.Dataset):  # type: ignore[type-arg]
         return torch.full((4,), float(index), device=device)
 
 
-def forked_loader(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def forked_loader(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """CUDA used in the parent, then a DataLoader worker that touches CUDA (variant: repro,
     cpu-items, spawn, no-workers)."""
     if not torch.cuda.is_available():
         return {"skipped": "needs a CUDA GPU: the error is about re-initialising CUDA"}
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     torch.zeros(1, device="cuda")  # the parent has initialised CUDA (a model on the GPU)
     # The class must be importable by name in a spawned child: use this file as a module.
     steps = importlib.import_module(pathlib.Path(__file__).stem)
@@ -160,12 +164,12 @@ def forked_loader(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 # -- cuda/invalid-device-ordinal -----------------------------------------------------------------
 
 
-def device_ordinal(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def device_ordinal(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Ask for a GPU index one past the visible ones (variant: repro, visible-index,
     visible-devices-remap)."""
     if not torch.cuda.is_available():
         return {"skipped": "needs a CUDA GPU: with none visible, any index is a different error"}
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     count = torch.cuda.device_count()
     index = count if variant == "repro" else 0
     emit(
@@ -190,9 +194,9 @@ def device_ordinal(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 # -- cuda/torch-not-compiled-with-cuda -----------------------------------------------------------
 
 
-def cpu_build(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cpu_build(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Ask a torch for CUDA (variant: repro, device-agnostic)."""
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     info = {"torch": torch.__version__, "torch_cuda": torch.version.cuda}
     if torch.version.cuda is not None:
         return {

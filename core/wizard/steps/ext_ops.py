@@ -16,14 +16,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import _extkit as ext
-import _stepkit as kit
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 ROWS_OVER_LIMIT = 70_000  # one block per row on grid y, whose limit is 65,535
 Y_LIMIT = 65_535
 COLS = 64
@@ -54,15 +58,15 @@ def culprit(
     return mod.rows_launch(x, chunk, guard, on_x)
 
 
-def launch_rows(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def launch_rows(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """rows_launch on `rows` rows: one launch (the bug), in chunks, or with rows on grid x."""
     mod, why = _module(emit)
     if why:
         return {"skipped": why}
-    rows = int(params.get("rows", ROWS_OVER_LIMIT))
+    rows = kit.int_param(params, "rows", ROWS_OVER_LIMIT)
     x = torch.randn(rows, COLS, device="cuda")
     started = time.perf_counter()
-    y = culprit(mod, x, int(params.get("chunk", 0)), False, bool(params.get("rows_on_x")))
+    y = culprit(mod, x, kit.int_param(params, "chunk", 0), False, bool(params.get("rows_on_x")))
     value = later(y)
     kit.sync(x.device)
     ok = bool(torch.allclose(y, 2 * x))
@@ -70,7 +74,7 @@ def launch_rows(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"rows": rows, "values_ok": ok, "checksum": round(value, 2), "ms": round(ms, 3)}
 
 
-def empty_input(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def empty_input(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """An empty batch: the launch fails without the guard and is skipped with it."""
     mod, why = _module(emit)
     if why:
@@ -98,7 +102,7 @@ def tile_sum(mod: Any, x: torch.Tensor, smem_bytes: int, opt_in: bool) -> Any:
     return mod.smem_sum(x, smem_bytes, opt_in)
 
 
-def shared_memory(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def shared_memory(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """smem_sum with `smem_kib` KiB of dynamic shared memory, with or without the opt-in."""
     mod, why = _module(emit)
     if why:
@@ -106,7 +110,7 @@ def shared_memory(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     props = torch.cuda.get_device_properties(0)
     limit = int(getattr(props, "shared_memory_per_block_optin", 0))
     emit({"kind": "info", "what": "shared memory per block", "opt_in_limit_bytes": limit})
-    smem = int(params.get("smem_kib", 96)) * 1024
+    smem = kit.int_param(params, "smem_kib", 96) * 1024
     if params.get("over_limit"):
         smem = max(limit, 48 * 1024) + 16 * 1024  # more than this GPU allows, opt-in or not
     x = torch.ones(4096, device="cuda")
@@ -128,7 +132,7 @@ def op_call(mod: Any, x: torch.Tensor, checked: bool) -> Any:
     return mod.add_one(x, checked)
 
 
-def cpu_tensor(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cpu_tensor(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """add_one on an input left on the CPU (`move`: moved to the GPU first; `checked`: the op
     checks the device, as most extensions do)."""
     mod, why = _module(emit)
@@ -151,9 +155,9 @@ def arch_call(mod: Any, x: torch.Tensor) -> Any:
     return mod.arch_probe(x)
 
 
-def arch(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def arch(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The extension built for TORCH_CUDA_ARCH_LIST=`arch_list` ('this-gpu': this GPU's)."""
-    wanted = str(params.get("arch_list", "8.0"))
+    wanted = kit.text_param(params, "arch_list", "8.0")
     if torch.cuda.is_available() and wanted == "this-gpu":
         wanted = ext.this_gpu_arch()
     mod, why = _module(emit, wanted)
@@ -181,7 +185,7 @@ def guard_call(mod: Any, x: torch.Tensor, in_body: bool) -> Any:
     return mod.guarded(x, in_body)
 
 
-def arch_guard(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def arch_guard(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """A kernel defined only for pre-Hopper architectures, launched on this GPU (built for it);
     `in_body`: the fix, __CUDA_ARCH__ used inside a kernel that exists for every architecture."""
     if torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] < 9:

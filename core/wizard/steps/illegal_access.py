@@ -8,13 +8,17 @@ The 1 GiB block goes back to the driver first, so the kernel's reads hit unmappe
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 ELEMENTS = 1 << 28
 
 
@@ -38,7 +42,7 @@ def later(out: torch.Tensor) -> float:
     return float((y @ y).sum().item() + out.item())
 
 
-def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def repro(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The out-of-bounds read, then the next op."""
     if not torch.cuda.is_available():
         return {
@@ -46,14 +50,14 @@ def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
             "returns garbage or crashes the process"
         }
     dev = torch.device("cuda")
-    out = culprit(dev, int(params.get("elements", ELEMENTS)))
+    out = culprit(dev, kit.int_param(params, "elements", ELEMENTS))
     emit({"kind": "info", "what": "the faulting kernel was launched; the program goes on"})
     return {"raised": False, "value": later(out), **kit.versions()}
 
 
-def check_on_cpu(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def check_on_cpu(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Check shapes against storage sizes on the host: names the tensor that is too small."""
-    x = _shrunk(torch.device("cpu"), int(params.get("cpu_elements", 1024)))
+    x = _shrunk(torch.device("cpu"), kit.int_param(params, "cpu_elements", 1024))
     need = x.numel() * x.element_size() + x.storage_offset() * x.element_size()
     have = x.untyped_storage().nbytes()
     if need > have:
@@ -63,19 +67,19 @@ def check_on_cpu(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"readable": False, "error": None}
 
 
-def catch_and_continue(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def catch_and_continue(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Catch the error and keep going in the same process."""
     kit.need_cuda()
     dev = torch.device("cuda")
     try:
-        later(culprit(dev, int(params.get("elements", ELEMENTS))))
+        later(culprit(dev, kit.int_param(params, "elements", ELEMENTS)))
     except RuntimeError as exc:
         emit({"kind": "info", "what": "caught", "message": str(exc)[:300]})
     y = torch.randn(64, 64, device=dev)
     return {"after_catch": float((y @ y).sum().item())}
 
 
-def restart_process(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def restart_process(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """A fresh process (this step runs in one) doing correct work: the GPU is fine again."""
     kit.need_cuda()
     dev = torch.device("cuda")

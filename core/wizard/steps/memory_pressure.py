@@ -8,14 +8,18 @@ use of a kernel or library handle happens under the pressure the step sets up.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 from torch.nn import functional
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 DEFAULT_BUDGET_MB = 147456
 
 
@@ -32,16 +36,16 @@ def _forward(x: torch.Tensor) -> torch.Tensor:
     return h2 + x
 
 
-def allocator_oom(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def allocator_oom(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """A batch whose activations need ~1.6x the free memory (variant: repro, smaller-batch,
     empty-cache-retry)."""
     if not torch.cuda.is_available():
         return {"skipped": "the caching allocator's 'CUDA out of memory' needs a CUDA GPU"}
-    variant = str(params.get("variant", "repro"))
-    rows = _activation_rows(float(params.get("fraction", 0.4)))
+    variant = kit.text_param(params, "variant", "repro")
+    rows = _activation_rows(kit.float_param(params, "fraction", 0.4))
     if variant == "smaller-batch":
         rows //= 4
-    info: dict[str, Any] = {"variant": variant, "rows": rows, **kit.versions()}
+    info: kit.JSONObject = {"variant": variant, "rows": rows, **kit.versions()}
     emit({"kind": "info", "what": "batch", "rows": rows, "mb": round(rows * 4096 * 4 / kit.MB)})
     x = torch.randn(rows, 4096, device="cuda")
     try:
@@ -67,14 +71,14 @@ def culprit(op: str, x: torch.Tensor) -> Any:
     return torch.cumsum(values, 0)
 
 
-def first_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def first_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Fill the GPU to `leave_mb` free, then the first matmul / first sort (params: op,
     variant repro|free-gpu-memory|warmup)."""
     if not torch.cuda.is_available():
         return {"skipped": "needs a CUDA GPU (memory pressure on the device)"}
-    op = str(params.get("op", "matmul"))
-    variant = str(params.get("variant", "repro"))
-    leave = float(params.get("leave_mb", 2))
+    op = kit.text_param(params, "op", "matmul")
+    variant = kit.text_param(params, "variant", "repro")
+    leave = kit.float_param(params, "leave_mb", 2)
     if variant == "free-gpu-memory":
         leave = 1024.0
     torch.cuda.init()
@@ -83,9 +87,9 @@ def first_op(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     if variant == "warmup":
         culprit(op, x)  # the handle / kernel is ready before memory runs out
         torch.cuda.synchronize()
-    info: dict[str, Any] = {"op": op, "variant": variant, **kit.versions()}
+    info: kit.JSONObject = {"op": op, "variant": variant, **kit.versions()}
     try:
-        blocks = kit.fill_gpu(leave, float(params.get("budget_mb", DEFAULT_BUDGET_MB)), emit)
+        blocks = kit.fill_gpu(leave, kit.float_param(params, "budget_mb", DEFAULT_BUDGET_MB), emit)
     except kit.BudgetExceededError as exc:
         return {"skipped": str(exc), **info}
     info["free_mb_at_op"] = round(kit.free_mb(), 1)

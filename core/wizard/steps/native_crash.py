@@ -23,13 +23,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 FAR = 1 << 44  # 16 TiB past a CPU buffer: never mapped
 CUDA_TEXT = ("CUDA error", "cudaError", "CUBLAS_STATUS", "CUDNN_STATUS", "AcceleratorError")
 
@@ -126,7 +130,7 @@ def run_program(
     return _ended(done, time.monotonic() - started)
 
 
-def crash(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def crash(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Run the program: plain (`repro`), with the fault handler, caught, or guarded."""
     config = {key: bool(params.get(key)) for key in ("guard", "catch", "cpu")}
     out = run_program(config, bool(params.get("faulthandler")))
@@ -134,7 +138,7 @@ def crash(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {**out, "device": "cpu" if config["cpu"] or not torch.cuda.is_available() else "cuda"}
 
 
-def sanitizer(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def sanitizer(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The program under compute-sanitizer (memcheck): does its report locate the fault?"""
     if not torch.cuda.is_available():
         return {"skipped": "compute-sanitizer checks GPU programs; no CUDA GPU is visible here"}
@@ -143,7 +147,7 @@ def sanitizer(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         return {"skipped": "compute-sanitizer is not on PATH or in the CUDA toolkit here"}
     emit({"kind": "info", "what": "running the program under compute-sanitizer (memcheck)"})
     prefix = [tool, "--tool", "memcheck", "--print-limit", "4"]
-    out = run_program({}, False, prefix, float(params.get("limit_s", 200)))
+    out = run_program({}, False, prefix, kit.float_param(params, "limit_s", 200))
     return {**out, "sanitizer": tool}
 
 

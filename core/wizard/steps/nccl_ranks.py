@@ -29,10 +29,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 TOKEN_ENV = "CUDA_CLINIC_NCCL_WIZARD"
 MARK = "cuda-clinic-rank"
 
@@ -84,7 +89,18 @@ def _gpus() -> str | None:
     return None
 
 
-def launch(config: dict[str, Any], limit_s: float, emit: Emit, nproc: int = 2) -> dict[str, Any]:
+class Launch(TypedDict):
+    """How a torchrun launch of the ranks ended."""
+
+    log: str
+    returncode: int | None
+    timed_out: bool
+    killed: int
+    seconds: float
+    dumps: dict[int, list[dict[str, object]]]
+
+
+def launch(config: kit.JSONObject, limit_s: float, emit: Emit, nproc: int = 2) -> Launch:
     """Run `nproc` ranks through torchrun; (log, return code, flight-recorder dumps, timing)."""
     workdir = tempfile.mkdtemp(prefix="cuda-clinic-nccl-wizard-")
     token = os.urandom(8).hex()
@@ -142,9 +158,9 @@ def launch(config: dict[str, Any], limit_s: float, emit: Emit, nproc: int = 2) -
     }
 
 
-def read_dumps(prefix: str) -> dict[int, list[dict[str, Any]]]:
+def read_dumps(prefix: str) -> dict[int, list[dict[str, object]]]:
     """Each rank's flight-recorder entries (pickle, or JSON in newer versions)."""
-    dumps: dict[int, list[dict[str, Any]]] = {}
+    dumps: dict[int, list[dict[str, object]]] = {}
     for path in glob.glob(prefix + "*"):
         suffix = path[len(prefix) :]
         if not suffix.isdigit():
@@ -176,19 +192,33 @@ def read_dumps(prefix: str) -> dict[int, list[dict[str, Any]]]:
     return dumps
 
 
-def fr_findings(dumps: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+class Findings(TypedDict, total=False):
+    """What the flight-recorder dumps say about the ranks."""
+
+    ranks_dumped: list[int]
+    last: dict[int, dict[str, object] | None]
+    behind: list[int]
+    pending: dict[str, object] | None
+
+
+def _seq_id(entry: dict[str, object] | None) -> int:
+    """A dump entry's collective sequence number (-1 when it has none)."""
+    value = (entry or {}).get("collective_seq_id")
+    return value if isinstance(value, int) else -1
+
+
+def fr_findings(dumps: dict[int, list[dict[str, object]]]) -> Findings:
     """What the dumps say: per rank the last collective; the rank behind, the one pending."""
-    per_rank = {}
+    per_rank: dict[int, dict[str, object] | None] = {}
     for rank, entries in sorted(dumps.items()):
-        seqs = [e for e in entries if isinstance(e.get("collective_seq_id"), int)]
-        last = max(seqs, key=lambda e: e["collective_seq_id"]) if seqs else None
-        per_rank[rank] = last
-    out: dict[str, Any] = {"ranks_dumped": sorted(dumps), "last": per_rank}
-    seq = {r: (e or {}).get("collective_seq_id", 0) for r, e in per_rank.items()}
+        seqs = [e for e in entries if _seq_id(e) >= 0]
+        per_rank[rank] = max(seqs, key=_seq_id) if seqs else None
+    out: Findings = {"ranks_dumped": sorted(dumps), "last": per_rank}
+    seq = {r: max(_seq_id(e), 0) for r, e in per_rank.items()}
     if len(seq) >= 2 and len(set(seq.values())) > 1:
         top = max(seq.values())
         out["behind"] = [r for r, s in seq.items() if s < top]
-        ahead = [e for e in per_rank.values() if e and e["collective_seq_id"] == top]
+        ahead = [e for e in per_rank.values() if e and _seq_id(e) == top]
         out["pending"] = ahead[0] if ahead else None
     return out
 
@@ -211,11 +241,12 @@ COLLECTIVE = r"OpType=ALLREDUCE|all_reduce|ALLREDUCE|CollectiveFingerPrint"
 NCCL_RANK = r"NCCL (INFO|WARN).*[Rr]ank 1\b.*(miss|timeout|skip)"
 
 
-def assess(diagnostic: str, run: dict[str, Any]) -> dict[str, Any]:
+def assess(diagnostic: str, run: Launch) -> kit.JSONObject:
     """Did this diagnostic name the diverging rank (1) and the collective (all_reduce #3)?"""
     # Only what torch and NCCL printed: the ranks' own progress lines name the collective too.
     log = "\n".join(line for line in run["log"].splitlines() if MARK not in line)
-    out: dict[str, Any] = {"diagnostic": diagnostic, "evidence": []}
+    out: kit.JSONObject = {"diagnostic": diagnostic}
+    evidence: list[str] = []
     if diagnostic == "flight-recorder":
         found = fr_findings(run["dumps"])
         out["flight_recorder"] = found
@@ -223,14 +254,14 @@ def assess(diagnostic: str, run: dict[str, Any]) -> dict[str, Any]:
         out["names_rank"] = found.get("behind") == [1]
         out["names_collective"] = "all_reduce" in str(pending.get("profiling_name") or "")
         if found.get("behind"):
-            out["evidence"].append(
+            evidence.append(
                 f"dumps of ranks {found['ranks_dumped']}: rank(s) {found['behind']} stopped "
                 f"before collective #{pending.get('collective_seq_id')} "
                 f"({pending.get('profiling_name')}, sizes {pending.get('input_sizes')}, "
                 f"{pending.get('state')} on the rank that waited)"
             )
         else:
-            out["evidence"].append(f"dumps found for ranks {found['ranks_dumped']}")
+            evidence.append(f"dumps found for ranks {found['ranks_dumped']}")
     else:
         pattern = DETAIL_RANK if diagnostic == "detail" else NCCL_RANK
         rank_lines = _lines(log, pattern)
@@ -240,7 +271,8 @@ def assess(diagnostic: str, run: dict[str, Any]) -> dict[str, Any]:
             diagnostic != "nccl-debug"
             or bool(_lines(log, r"NCCL (INFO|WARN).*(AllReduce|all_reduce)"))
         )
-        out["evidence"] = (rank_lines + op_lines)[:6]
+        evidence = (rank_lines + op_lines)[:6]
+    out["evidence"] = evidence
     out["watchdog"] = _lines(log, WATCHDOG, 2)
     gaps = [
         w
@@ -251,19 +283,20 @@ def assess(diagnostic: str, run: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def watchdog(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def watchdog(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Two ranks; rank 1 skips all_reduce #3 (or is slow before it); a short timeout."""
     why = _gpus()
     if why:
         return {"skipped": why}
-    config: dict[str, Any] = {
+    timeout_s = kit.float_param(params, "timeout_s", 5)
+    config: kit.JSONObject = {
         "kind": "watchdog",
         "skip": bool(params.get("skip", True)),
-        "slow_s": float(params.get("slow_s", 0)),
-        "timeout_s": float(params.get("timeout_s", 5)),
+        "slow_s": kit.float_param(params, "slow_s", 0),
+        "timeout_s": timeout_s,
+        "hold_s": timeout_s + 8,  # the skipping rank is busy elsewhere meanwhile
     }
-    config["hold_s"] = config["timeout_s"] + 8  # the skipping rank is busy elsewhere meanwhile
-    limit = float(params.get("limit_s", 40))
+    limit = kit.float_param(params, "limit_s", 40)
     run = launch(config, limit, emit)
     diagnostic = params.get("diagnostic")
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
@@ -281,18 +314,18 @@ def watchdog(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {**summary, "ranks_done": len(_lines(run["log"], MARK + r" \d: done"))}
 
 
-def system_error(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def system_error(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Two ranks with P2P off, so NCCL uses /dev/shm; a 1 MiB file-size limit makes the
     segment's posix_fallocate fail (as a full /dev/shm does)."""
     why = _gpus()
     if why:
         return {"skipped": why}
-    config: dict[str, Any] = {
+    config: kit.JSONObject = {
         "kind": "shm",
-        "fsize": int(params.get("fsize", 1 << 20)),
+        "fsize": kit.int_param(params, "fsize", 1 << 20),
         "timeout_s": 30.0,
     }
-    run = launch(config, float(params.get("limit_s", 45)), emit)
+    run = launch(config, kit.float_param(params, "limit_s", 45), emit)
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
     warn = _lines(run["log"], r"NCCL WARN", 4)
     if params.get("diagnostic"):
@@ -310,7 +343,7 @@ def system_error(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
 DUPLICATE = r"Duplicate GPU detected|invalid usage|ncclInvalidUsage"
 
 
-def invalid_usage(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def invalid_usage(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Two ranks that both pick cuda:0 (no set_device(LOCAL_RANK)), then one all_reduce.
 
     Needs one GPU. `per_gpu`: the fix, one rank per visible GPU, each on its own device;
@@ -325,13 +358,13 @@ def invalid_usage(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         return {"skipped": "this torch has no NCCL backend"}
     per_gpu = bool(params.get("per_gpu"))
     nproc = torch.cuda.device_count() if per_gpu else 2
-    config: dict[str, Any] = {
+    config: kit.JSONObject = {
         "kind": "same-gpu",
         "per_gpu": per_gpu,
-        "backend": str(params.get("backend", "nccl")),
+        "backend": kit.text_param(params, "backend", "nccl"),
         "timeout_s": 30.0,
     }
-    run = launch(config, float(params.get("limit_s", 45)), emit, nproc=nproc)
+    run = launch(config, kit.float_param(params, "limit_s", 45), emit, nproc=nproc)
     summary = {k: run[k] for k in ("returncode", "timed_out", "seconds", "killed")}
     summary["ranks"] = nproc
     if params.get("diagnostic"):
@@ -367,7 +400,7 @@ def _guard(deadline: float) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def rank_main(config: dict[str, Any]) -> int:
+def rank_main(config: dict[str, Any]) -> int:  # the JSON the launcher wrote, read back
     """One rank: join the NCCL group, run the scenario's collectives (with its fault)."""
     _guard(float(config["deadline"]))
     if config.get("fsize"):

@@ -21,13 +21,17 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 ROWS, COLS, BLOCK = 64, 64, 64
 BAD_ROW = 1 << 30  # x 64 floats x 4 bytes: about 256 GiB past the table
 
@@ -83,7 +87,7 @@ def later(t: dict[str, torch.Tensor]) -> float:
     return float(t["dst"].sum().item())
 
 
-def scatter(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def scatter(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The scatter with one bad index; `masked`: the store masked to the table's rows."""
     why = _why_not_here()
     if why:
@@ -97,7 +101,7 @@ def scatter(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"masked": masked, "checksum": round(total, 3), "rows_written": moved}
 
 
-def validate(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def validate(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Check the indices on the host before the launch: names the bad one, then scatters."""
     why = _why_not_here()
     if why:
@@ -136,13 +140,15 @@ def run_under_sanitizer(program: str, config: dict[str, Any], timeout_s: float) 
     }
 
 
-def sanitizer(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def sanitizer(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The same program under compute-sanitizer: does its report name the kernel and the store?"""
     why = _why_not_here()
     if why:
         return {"skipped": why}
     emit({"kind": "info", "what": "running the program under compute-sanitizer (memcheck)"})
-    out = run_under_sanitizer(os.path.abspath(__file__), {}, float(params.get("limit_s", 200)))
+    out = run_under_sanitizer(
+        os.path.abspath(__file__), {}, kit.float_param(params, "limit_s", 200)
+    )
     report = out.get("report") or []
     invalid = [line for line in report if re.search(r"Invalid __global__ (write|read)", line)]
     named = [line for line in report if "scatter_rows" in line]

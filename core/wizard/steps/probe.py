@@ -5,10 +5,10 @@ from __future__ import annotations
 import platform
 import re
 import sys
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # annotations only: this file runs where torch may be missing
+    from core.wizard.steps import _stepkit as kit
 
 
 def _driver_version() -> str | None:
@@ -33,9 +33,9 @@ def _driver_version() -> str | None:
         return None
 
 
-def runtime(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def runtime(params: kit.Params, emit: kit.Emit) -> kit.JSONObject:
     """Versions and device facts as this interpreter's torch reports them."""
-    info: dict[str, Any] = {
+    info: kit.JSONObject = {
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "platform": platform.platform(),

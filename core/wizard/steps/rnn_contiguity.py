@@ -4,18 +4,22 @@ and a non-contiguous initial hidden state (an error), both on the cuDNN path onl
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 from torch import nn
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 WEIGHTS_WARNING = "not part of single contiguous chunk of memory"
 
 
-def _need_cudnn() -> dict[str, Any] | None:
+def _need_cudnn() -> kit.JSONObject | None:
     if not torch.cuda.is_available() or not torch.backends.cudnn.is_available():
         return {
             "skipped": "this check is on PyTorch's cuDNN RNN path: it needs a CUDA GPU "
@@ -24,13 +28,13 @@ def _need_cudnn() -> dict[str, Any] | None:
     return None
 
 
-def scattered_weights(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def scattered_weights(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Weights replaced through `.data` (as weight loading or tying does), then a forward
     (variant: repro, flatten-parameters)."""
     skip = _need_cudnn()
     if skip is not None:
         return skip
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     torch.manual_seed(0)
     rnn = nn.LSTM(64, 128, 2).cuda()
     for name in ("weight_hh_l0", "weight_ih_l1"):
@@ -54,13 +58,13 @@ def scattered_weights(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     }
 
 
-def hidden_state(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def hidden_state(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """An initial hidden state sliced out of a batch-first tensor (non-contiguous); variant:
     repro, contiguous."""
     skip = _need_cudnn()
     if skip is not None:
         return skip
-    variant = str(params.get("variant", "repro"))
+    variant = kit.text_param(params, "variant", "repro")
     torch.manual_seed(0)
     layers, batch, hidden = 2, 8, 64
     rnn = nn.GRU(32, hidden, layers).cuda()

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 from torch import nn
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 
 
 class CellLoop(nn.Module):
@@ -60,12 +65,14 @@ class Model(nn.Module):
         return self.head(seq).sum()
 
 
-def _build(params: dict[str, Any]) -> tuple[torch.device, Model, torch.Tensor]:
+def _build(params: kit.Params) -> tuple[torch.device, Model, torch.Tensor]:
     dev = kit.device(params)
     torch.manual_seed(0)
-    size, hidden = int(params.get("input", 32)), int(params.get("hidden", 64))
-    model = Model(params.get("rnn", "lstm"), size, hidden, int(params.get("layers", 2))).to(dev)
-    shape = (int(params.get("steps", 50)), int(params.get("batch", 16)), size)
+    size, hidden = kit.int_param(params, "input", 32), kit.int_param(params, "hidden", 64)
+    model = Model(
+        kit.text_param(params, "rnn", "lstm"), size, hidden, kit.int_param(params, "layers", 2)
+    ).to(dev)
+    shape = (kit.int_param(params, "steps", 50), kit.int_param(params, "batch", 16), size)
     return dev, model, torch.randn(*shape, device=dev)
 
 
@@ -88,16 +95,18 @@ def _first_order_step(model: Model, x: torch.Tensor) -> None:
     model(x).backward()
 
 
-def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def repro(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Time the first-order cuDNN step (the baseline), then the gradient-penalty step."""
     dev, model, x = _build(params)
-    baseline = kit.time_ms(lambda: _first_order_step(model, x), dev, int(params.get("repeats", 10)))
+    baseline = kit.time_ms(
+        lambda: _first_order_step(model, x), dev, kit.int_param(params, "repeats", 10)
+    )
     emit({"kind": "baseline", "label": "first-order step with cuDNN (no penalty)", **baseline})
     penalty = _penalty_step(model, x)  # raises the double-backward error under cuDNN
     return {"raised": False, "penalty": penalty, "device": dev.type, **kit.versions()}
 
 
-def variant(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def variant(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The penalty step with one change: RNN type, retain_graph, or where cuDNN is disabled."""
     dev, model, x = _build(params)
     scope = params.get("cudnn", "on")  # on | off-rnn | off-step
@@ -110,6 +119,6 @@ def variant(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         if not torch.isfinite(torch.tensor(penalty)):
             raise FloatingPointError("the gradient penalty is not finite")
         timing = kit.time_ms(
-            lambda: _penalty_step(model, x, retain), dev, int(params.get("repeats", 10))
+            lambda: _penalty_step(model, x, retain), dev, kit.int_param(params, "repeats", 10)
         )
     return {"penalty": penalty, "timing": timing, "cudnn": scope, **kit.versions()}

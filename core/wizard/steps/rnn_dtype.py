@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 from torch import nn
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
 
 
-def _setup(params: dict[str, Any]) -> tuple[torch.device, nn.LSTM, torch.Tensor]:
+Emit = kit.Emit
+
+
+def _setup(params: kit.Params) -> tuple[torch.device, nn.LSTM, torch.Tensor]:
     dev = kit.device(params)
     torch.manual_seed(0)
     # fp16 RNN kernels on the CPU are slow: keep the CPU run small (the error does not care).
     small = dev.type == "cpu"
-    size, hidden = int(params.get("input", 32 if small else 64)), int(params.get("hidden", 128))
+    size, hidden = (
+        kit.int_param(params, "input", 32 if small else 64),
+        kit.int_param(params, "hidden", 128),
+    )
     model = nn.LSTM(size, hidden, 2).to(dev)
-    steps = int(params.get("steps", 8 if small else 32))
-    shape = (steps, int(params.get("batch", 8 if small else 16)), size)
+    steps = kit.int_param(params, "steps", 8 if small else 32)
+    shape = (steps, kit.int_param(params, "batch", 8 if small else 16), size)
     x = torch.randn(*shape, device=dev).half()  # the fp16 batch of the seed's story
     return dev, model, x
 
@@ -32,25 +39,25 @@ def _train_step(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return loss
 
 
-def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def repro(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Time the working fp32 step (the baseline), then feed fp16 input to the fp32 LSTM."""
     dev, model, x = _setup(params)
     x32 = x.float()
     baseline = kit.time_ms(
         lambda: _train_step(model, x32),
         dev,
-        int(params.get("repeats", 5 if dev.type == "cpu" else 10)),
+        kit.int_param(params, "repeats", 5 if dev.type == "cpu" else 10),
     )
     emit({"kind": "baseline", "label": "fp32 input, fp32 model", **baseline})
     _train_step(model, x)  # raises on every PyTorch we know; returning means not reproduced
     return {"raised": False, "device": dev.type, "baseline": baseline, **kit.versions()}
 
 
-def fix(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def fix(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """One fix: cast-input, cast-model or autocast (with a GradScaler training step)."""
     dev, model, x = _setup(params)
     variant = params["variant"]
-    repeats = int(params.get("repeats", 5 if dev.type == "cpu" else 10))
+    repeats = kit.int_param(params, "repeats", 5 if dev.type == "cpu" else 10)
     if variant == "cast-input":
         dtype = next(model.parameters()).dtype
         timing = kit.time_ms(lambda: _train_step(model, x.to(dtype)), dev, repeats)
@@ -72,7 +79,7 @@ def _autocast_training(
     """A full optimizer step under autocast(fp16) with a GradScaler, as the seed suggests."""
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     scaler = torch.amp.GradScaler(dev.type)
-    seen: dict[str, Any] = {}
+    seen: kit.JSONObject = {}
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 from torch import nn
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 
 
 class Tagger(nn.Module):
@@ -29,12 +34,14 @@ class Tagger(nn.Module):
         return self.head(self.drop(seq))
 
 
-def _build(params: dict[str, Any]) -> tuple[torch.device, Tagger, torch.Tensor]:
+def _build(params: kit.Params) -> tuple[torch.device, Tagger, torch.Tensor]:
     dev = kit.device(params)
     torch.manual_seed(0)
-    size = int(params.get("input", 32))
-    model = Tagger(size, int(params.get("hidden", 64))).to(dev).eval()
-    x = torch.randn(int(params.get("steps", 40)), int(params.get("batch", 8)), size, device=dev)
+    size = kit.int_param(params, "input", 32)
+    model = Tagger(size, kit.int_param(params, "hidden", 64)).to(dev).eval()
+    x = torch.randn(
+        kit.int_param(params, "steps", 40), kit.int_param(params, "batch", 8), size, device=dev
+    )
     return dev, model, x
 
 
@@ -47,12 +54,12 @@ def _saliency(model: Tagger, x: torch.Tensor) -> torch.Tensor:
     return out.detach()
 
 
-def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def repro(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Time a train-mode (dropout off) cuDNN backward as the baseline, then backward in eval."""
     dev, model, x = _build(params)
     model.rnn.train()
     model.rnn.dropout = 0.0
-    baseline = kit.time_ms(lambda: _saliency(model, x), dev, int(params.get("repeats", 10)))
+    baseline = kit.time_ms(lambda: _saliency(model, x), dev, kit.int_param(params, "repeats", 10))
     emit(
         {
             "kind": "baseline",
@@ -65,7 +72,7 @@ def repro(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return {"raised": False, "device": dev.type, **kit.versions()}
 
 
-def fix(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def fix(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """One fix; reports how far its outputs are from the eval-mode outputs."""
     dev, model, x = _build(params)
     with torch.no_grad():
@@ -85,7 +92,7 @@ def fix(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     # Relative to the output scale: cuDNN (TF32) and native kernels differ in the last bits,
     # dropout changes outputs by tens of percent.
     deviation = float((out - reference).abs().max() / reference.abs().max().clamp_min(1e-6))
-    timing = kit.time_ms(lambda: _saliency(model, x), dev, int(params.get("repeats", 10)))
+    timing = kit.time_ms(lambda: _saliency(model, x), dev, kit.int_param(params, "repeats", 10))
     return {
         "variant": how,
         "timing": timing,

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _stepkit as kit
 import torch
 from torch import nn
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -33,7 +38,7 @@ class CellLoop(nn.Module):
 
 def _measure(
     label: str,
-    params: dict[str, Any],
+    params: kit.Params,
     size: tuple[int, int, int],
     dtype: str = "fp32",
     *,
@@ -46,7 +51,7 @@ def _measure(
     torch.manual_seed(0)
     model: nn.Module = CellLoop(isz, hid) if impl == "cell" else nn.LSTM(isz, hid)
     model = model.to(dev, DTYPES[dtype])
-    x = torch.randn(int(params.get("steps", 50)), batch, isz, device=dev, dtype=DTYPES[dtype])
+    x = torch.randn(kit.int_param(params, "steps", 50), batch, isz, device=dev, dtype=DTYPES[dtype])
 
     def step() -> None:
         out, _ = model(x)
@@ -54,7 +59,7 @@ def _measure(
 
     enabled = impl == "cudnn"
     with kit.cudnn_flags(enabled=enabled, allow_tf32=tf32):
-        timing = kit.time_ms(step, dev, int(params.get("repeats", 10)))
+        timing = kit.time_ms(step, dev, kit.int_param(params, "repeats", 10))
     row = {"label": label, "input": isz, "hidden": hid, "batch": batch, "dtype": dtype}
     row.update(impl=impl, tf32=tf32, **timing)
     return row
@@ -66,7 +71,7 @@ def _result(rows: list[dict[str, Any]], emit: Emit, **extra: Any) -> dict[str, A
     return {"rows": rows, **extra, **kit.versions()}
 
 
-def slow_paths(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def slow_paths(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """The slow paths: an nn.LSTMCell loop and nn.LSTM with cuDNN disabled."""
     kit.need_cuda()
     size = (256, 256, 64)
@@ -77,14 +82,14 @@ def slow_paths(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return _result(rows, emit, slow_ms=min(r["median_ms"] for r in rows))
 
 
-def cudnn_lstm(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def cudnn_lstm(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """nn.LSTM on cuDNN at the same size as the slow paths."""
     kit.need_cuda()
     rows = [_measure("nn.LSTM, cuDNN", params, (256, 256, 64))]
     return _result(rows, emit, cudnn_ms=rows[0]["median_ms"])
 
 
-def alignment(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def alignment(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Aligned sizes against slightly smaller misaligned ones (which do less work)."""
     kit.need_cuda()
     pairs = [((512, 512, 64), (509, 509, 63)), ((512, 1024, 128), (511, 1023, 127))]
@@ -101,7 +106,7 @@ def alignment(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return _result(rows, emit, misaligned_over_aligned=ratios, pairs=labels)
 
 
-def tf32(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def tf32(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """fp32 with cuDNN TF32 on (the default) against strict fp32."""
     kit.need_cuda()
     size = (512, 1024, 128)
@@ -114,7 +119,7 @@ def tf32(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     )
 
 
-def precision(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def precision(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """fp32 / fp16 / bf16 at a large aligned size and at a tiny one."""
     kit.need_cuda()
     rows = []
@@ -180,12 +185,12 @@ def _run_recorded(
     return timing, texts, len(found), round(peak, 1)
 
 
-def flatten(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def flatten(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """Scattered RNN weights: the cuDNN warning, its time and memory, then flatten_parameters()."""
     dev = kit.device(params)
     torch.manual_seed(0)
     rnn = nn.LSTM(256, 512, 2).to(dev)
-    x = torch.randn(int(params.get("steps", 50)), 64, 256, device=dev)
+    x = torch.randn(kit.int_param(params, "steps", 50), 64, 256, device=dev)
     unflatten(rnn)
     layout_before = one_buffer(rnn)
     if dev.type != "cuda":
@@ -195,7 +200,7 @@ def flatten(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         out, _ = rnn(x)
         out.sum().backward()
 
-    repeats = int(params.get("repeats", 10))
+    repeats = kit.int_param(params, "repeats", 10)
     before, warned, count_before, peak_before = _run_recorded(step, dev, repeats)
     rnn.flatten_parameters()
     layout_after = one_buffer(rnn)

@@ -4,15 +4,19 @@ that public reports (huggingface/diffusers#9704) say cuDNN has no plan for."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import _stepkit as kit
 import torch
 from torch.nn import functional
 from torch.nn.attention import SDPBackend
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 CUDNN_FIRST = [
     SDPBackend.CUDNN_ATTENTION,
     SDPBackend.FLASH_ATTENTION,
@@ -27,13 +31,13 @@ def culprit(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def attention(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def attention(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """SDPA with cuDNN attention preferred (the KB fixes' shim can disable it)."""
     if not torch.cuda.is_available():
         return {"skipped": "cuDNN attention needs a CUDA GPU"}
     order = [int(b) for b in CUDNN_FIRST]  # type: ignore[call-overload]
     torch._C._set_sdp_priority_order(order)  # priority only; which backends are on is untouched
-    shape = tuple(int(n) for n in params.get("shape", (2, 4, 8, 16)))
+    shape = tuple(kit.int_list_param(params, "shape", [2, 4, 8, 16]))
     torch.manual_seed(0)
     q, k, v = (torch.rand(*shape, dtype=torch.half, device="cuda") for _ in range(3))
     enabled = {

@@ -1,13 +1,14 @@
 """Steps for triton/cannot-find-libcuda: torch.compile's Triton launcher cannot link libcuda.
 
-Triton compiles a small C launcher per kernel signature and links it with `-lcuda` against the
-directories it finds libcuda.so.1 in (TRITON_LIBCUDA_PATH, else `ldconfig -p`). The linker needs
-the unversioned `libcuda.so`; containers and some driver installs ship only `libcuda.so.1`. The
-repro points TRITON_LIBCUDA_PATH at a folder that holds only `libcuda.so.1` (a link to the driver
-library this process loaded), as such a machine's driver folder does, and compiles a small
-function with torch.compile in fresh Triton and inductor caches, so the launcher is built now.
-The fixes: the `libcuda.so` symlink beside it (what Triton's own message asks for), and
-TORCH_COMPILE_DISABLE=1 (no Triton build at all).
+Triton compiles a small C launcher and links it against the driver library in the folders it
+finds libcuda.so.1 in: TRITON_LIBCUDA_PATH when set (taken as given), else `ldconfig -p` and
+LD_LIBRARY_PATH. Older releases link with `-lcuda` (the unversioned libcuda.so must be there),
+newer ones name libcuda.so.1. The repro sets TRITON_LIBCUDA_PATH to a folder without the driver
+(a path copied from another machine's guide: Colab's, WSL's), then compiles a small function
+with torch.compile in fresh Triton and inductor caches, so the launcher is built now. The fixes:
+the variable pointing at the folder this process loaded libcuda.so.1 from, the variable unset
+(Triton's own search), a folder with libcuda.so.1 only (does this Triton need the libcuda.so
+symlink?) and with the symlink, and TORCH_COMPILE_DISABLE=1 (no Triton build at all).
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ import importlib
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
-LINKER = re.compile(
-    r"(cannot find -lcuda|libcuda\.so cannot found|undefined reference|ld(\.\w+)?:)"
-)
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
+LINKER = re.compile(r"(cannot find -l|libcuda\.so cannot found|undefined reference|ld(\.\w+)?:)")
 
 
 def _driver_library() -> str | None:
@@ -65,13 +70,26 @@ def _stderr_to(path: str) -> Iterator[None]:
         os.close(saved)
 
 
-def _folder(with_symlink: bool, driver: str) -> str:
-    """A driver folder with libcuda.so.1 only (as shipped in containers) or with libcuda.so too."""
+def _folder(with_symlink: bool, driver: str | None) -> str:
+    """A folder with libcuda.so.1 only (as many containers ship it), with libcuda.so too, or
+    (no `driver`) with neither: a path that does not hold the driver."""
     folder = tempfile.mkdtemp(prefix="cuda-clinic-libcuda-")
-    os.symlink(driver, os.path.join(folder, "libcuda.so.1"))
-    if with_symlink:
+    if driver is not None:
+        os.symlink(driver, os.path.join(folder, "libcuda.so.1"))
+    if driver is not None and with_symlink:
         os.symlink("libcuda.so.1", os.path.join(folder, "libcuda.so"))
     return folder
+
+
+def _libcuda_path(mode: str, driver: str) -> str | None:
+    """TRITON_LIBCUDA_PATH for `mode`, or None to leave it unset."""
+    return {
+        "wrong-folder": lambda: _folder(False, None),
+        "versioned-only": lambda: _folder(False, driver),
+        "with-symlink": lambda: _folder(True, driver),
+        "driver-folder": lambda: os.path.dirname(driver),
+        "unset": lambda: None,
+    }[mode]()
 
 
 def culprit(x: torch.Tensor) -> torch.Tensor:
@@ -80,18 +98,19 @@ def culprit(x: torch.Tensor) -> torch.Tensor:
     return compiled(x)
 
 
-def compile_kernel(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
-    """torch.compile a small function with TRITON_LIBCUDA_PATH at a folder (`libcuda`:
-    'versioned-only', 'with-symlink', or 'unset' to leave Triton's own search)."""
+def compile_kernel(params: kit.Params, emit: Emit) -> kit.JSONObject:
+    """torch.compile a small function with TRITON_LIBCUDA_PATH set by `libcuda`: 'wrong-folder',
+    'versioned-only', 'with-symlink', 'driver-folder', or 'unset' (Triton's own search)."""
     why = _why_not_here()
     if why:
         return {"skipped": why}
     driver = _driver_library()
     if driver is None:
         return {"skipped": "could not find the libcuda.so.1 this process loaded in /proc/self/maps"}
-    mode = str(params.get("libcuda", "versioned-only"))
-    if mode != "unset":
-        os.environ["TRITON_LIBCUDA_PATH"] = _folder(mode == "with-symlink", driver)
+    path = _libcuda_path(kit.text_param(params, "libcuda", "wrong-folder"), driver)
+    os.environ.pop("TRITON_LIBCUDA_PATH", None)
+    if path is not None:
+        os.environ["TRITON_LIBCUDA_PATH"] = path
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuda-clinic-triton-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuda-clinic-inductor-")
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # the build runs here, its stderr with it

@@ -12,12 +12,17 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-Emit = Callable[[dict[str, Any]], None]
+if TYPE_CHECKING:  # loaded by path in the target; mypy reads the package
+    from core.wizard.steps import _stepkit as kit
+else:
+    import _stepkit as kit
+
+
+Emit = kit.Emit
 
 
 def _cpu_build() -> str | None:
@@ -43,7 +48,7 @@ def culprit() -> torch.Tensor:
     return torch.zeros(4, device="cuda")
 
 
-def first_cuda_call(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def first_cuda_call(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """torch.zeros(4, device='cuda') in a process that sees no GPU, or device-agnostic code."""
     why = _cpu_build()
     if why:
@@ -67,7 +72,7 @@ def _why_unavailable() -> str:
     return ""
 
 
-def is_available(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def is_available(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """What an app checks before it refuses or falls back to the CPU: is_available()."""
     why = _cpu_build()
     if why:
@@ -76,7 +81,7 @@ def is_available(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
         warnings.simplefilter("always")
         available = torch.cuda.is_available()
     seen = _seen()
-    out: dict[str, Any] = {**seen, "available": available}
+    out: kit.JSONObject = {**seen, "available": available}
     out["warnings"] = [str(w.message)[:300] for w in caught]
     if params.get("variant") == "why":
         reason = _why_unavailable()
@@ -88,7 +93,7 @@ def is_available(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
     return out
 
 
-def mixed_precision(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def mixed_precision(params: kit.Params, emit: Emit) -> kit.JSONObject:
     """accelerate's Accelerator(mixed_precision=...) in a process that sees no GPU."""
     why = _cpu_build()
     if why:
@@ -100,7 +105,7 @@ def mixed_precision(params: dict[str, Any], emit: Emit) -> dict[str, Any]:
             "skipped": "accelerate is not installed in the target interpreter (the message "
             "comes from accelerate's Accelerator, which Trainer and kohya's scripts use)"
         }
-    precision = str(params.get("precision", "fp16"))
+    precision = kit.text_param(params, "precision", "fp16")
     seen = _seen()
     accelerator = accelerate.Accelerator(mixed_precision=precision)
     model = torch.nn.Linear(8, 8)

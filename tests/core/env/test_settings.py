@@ -148,3 +148,14 @@ def test_findings_carry_variable_value_effect_and_fix() -> None:
         "':4096:8x'" in cublas.message
         and cublas.command == "export CUBLAS_WORKSPACE_CONFIG=:4096:8"
     )
+
+
+def test_cudnn_logging_without_a_destination_writes_nothing() -> None:
+    from core.env.settings import cudnn_problems
+
+    silent = cudnn_problems({"CUDNN_LOGLEVEL_DBG": "3"})
+    assert [p.command for p in silent] == ["export CUDNN_LOGDEST_DBG=stderr"]
+    assert cudnn_problems({"CUDNN_LOGLEVEL_DBG": "3", "CUDNN_LOGDEST_DBG": "stdout"}) == []
+    assert cudnn_problems({"CUDNN_LOGLEVEL_DBG": "0"}) == []
+    wrong = cudnn_problems({"CUDNN_LOGLEVEL_DBG": "info", "CUDNN_LOGDEST_DBG": "stderr"})
+    assert [p.finding for p in wrong] == ["env.cudnn-setting-invalid"]

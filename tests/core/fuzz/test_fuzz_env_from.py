@@ -71,14 +71,14 @@ def test_a_wrong_type_names_the_field_and_the_type() -> None:
     doc["gpus"][0]["index"] = "0"
     error = _run(doc)
     assert error is not None
-    assert "field 'gpus[0].index' must be an integer (got '0')" in error
+    assert "$.gpus[0].index: expected int, got str" in error
 
 
 def test_a_list_where_an_object_belongs_is_named() -> None:
     doc = json.loads(json.dumps(BASES[0]))
     doc["torch"] = ["2.11.0"]
     error = _run(doc)
-    assert error is not None and "field 'torch' must be an object (got a list)" in error
+    assert error is not None and "$.torch: expected object, got array" in error
 
 
 def test_a_key_with_a_newline_stays_on_one_line() -> None:
@@ -87,4 +87,4 @@ def test_a_key_with_a_newline_stays_on_one_line() -> None:
     doc["gpus"][0]["errors"] = {"\n": None}
     error = _run(doc)
     assert error is not None and "\n" not in error
-    assert "field 'gpus[0].errors['\\n']' must be a string (got null)" in error
+    assert "$.gpus[0].errors[...]: expected str, got null" in error

@@ -72,21 +72,32 @@ def test_seed_file_is_named_when_the_kb_names_one(scenario) -> None:  # type: ig
         assert scenario.seed == entry["seed"]
 
 
+def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Imports that run: those under `if TYPE_CHECKING:` are read by mypy only."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skip
+    ]
+
+
 def test_step_files_import_only_stdlib_torch_and_siblings() -> None:
+    import sys
+
     siblings = {path.stem for path in STEPS_DIR.glob("*.py")}  # _stepkit, _extkit, ...
     allowed = {"torch", "pynvml", "__future__"} | siblings
     for path in STEPS_DIR.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in _runtime_imports(tree):
             if isinstance(node, ast.Import):
                 roots = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                roots = {(node.module or "").split(".")[0]}
             else:
-                continue
+                roots = {(node.module or "").split(".")[0]}
             for root in roots:
-                import sys
-
                 assert root in allowed or root in sys.stdlib_module_names, f"{path.name}: {root}"
 
 
@@ -215,16 +226,53 @@ def test_kb_entry_names_its_wizard(scenario) -> None:  # type: ignore[no-untyped
     assert not entry.no_wizard
 
 
+# Issue 23: entries whose wizards are being built (the `wizards` engineer's part of the issue).
+# They have neither a wizard nor a no_wizard line yet; an id leaves this set when its wizard lands
+# (the test below fails until it does, so the set cannot go stale).
+WIZARDS_IN_PROGRESS = frozenset(
+    {
+        "cuda/cuda-error-invalid-argument",
+        "cuda/invalid-configuration-argument",
+        "ext/extension-expects-cuda-tensor",
+        "cuda/invalid-device-function",
+        "triton/cannot-find-libcuda",
+        "triton/missing-cuda-headers",
+        "nccl/invalid-usage",
+        "cuda/crash-without-message",
+        "cuda/no-cuda-gpus-available",
+        "cuda/cuda-not-available",
+        "cuda/mixed-precision-requires-gpu",
+        # reproducible (a custom op registered for the CPU only, called with a CUDA tensor);
+        # not on the issue's list of wizard candidates
+        "ext/extension-without-cuda-kernels",
+    }
+)
+
+
+def _entries() -> list[dict[str, object]]:
+    return [
+        tomllib.loads(path.read_text(encoding="utf-8").split("+++")[1])
+        for path in sorted(KB.rglob("*.md"))
+        if path.name.lower() != "readme.md"
+    ]
+
+
 def test_every_other_entry_says_why_it_has_no_wizard() -> None:
     ids = {s.id for s in ALL}
-    for path in sorted(KB.rglob("*.md")):
-        if path.name.lower() == "readme.md":
-            continue
-        entry = tomllib.loads(path.read_text(encoding="utf-8").split("+++")[1])
-        if entry["id"] in ids:
+    for entry in _entries():
+        if entry["id"] in ids or entry["id"] in WIZARDS_IN_PROGRESS:
             continue
         reason = str(entry.get("no_wizard", ""))
         assert reason.strip() and "\n" not in reason, f"{entry['id']}: no_wizard is missing"
+
+
+def test_wizards_in_progress_are_real_entries_still_waiting() -> None:
+    ids = {s.id for s in ALL}
+    entries = {str(e["id"]): e for e in _entries()}
+    for entry_id in sorted(WIZARDS_IN_PROGRESS):
+        assert entry_id in entries, f"{entry_id}: no such KB entry"
+        assert entry_id not in ids, f"{entry_id}: its wizard is registered; remove it from the set"
+        assert not entries[entry_id].get("no_wizard"), f"{entry_id}: has a no_wizard line"
 
 
 @pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])

@@ -20,6 +20,9 @@ from core.wizard.worker import StepResult
 
 
 def load_steps() -> Any:
+    """The step file as the worker loads it: by path, its folder on sys.path (for _stepkit)."""
+    if str(STEPS_DIR) not in sys.path:
+        sys.path.append(str(STEPS_DIR))
     spec = importlib.util.spec_from_file_location("nccl_ranks", STEPS_DIR / "nccl_ranks.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -30,9 +30,9 @@ def run() -> WizardRun:
 
 def test_the_run_json_keeps_its_keys_and_order(run: WizardRun) -> None:
     data = run.to_dict()
-    assert list(data)[:10] == [
-        "schema_version", "id", "scenario", "python", "environment", "outcome", "started",
-        "duration_s", "steps", "verdict",
+    assert list(data)[:11] == [
+        "schema_version", "id", "cannot_run", "scenario", "python", "environment", "outcome",
+        "started", "duration_s", "steps", "verdict",
     ]  # fmt: skip
     for step in data["steps"]:
         assert list(step)[: len(STEP_KEYS)] == STEP_KEYS

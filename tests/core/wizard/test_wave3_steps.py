@@ -103,8 +103,12 @@ def test_the_libcuda_folders_hold_what_a_container_ships(tmp_path: Path) -> None
         sys.path.remove(str(STEPS_DIR))
     driver = tmp_path / "libcuda.so.580"
     driver.write_bytes(b"\x7fELF")
-    versioned = Path(triton_toolchain._folder(False, str(driver)))
-    both = Path(triton_toolchain._folder(True, str(driver)))
+    versioned = Path(triton_toolchain._libcuda_path("versioned-only", str(driver)) or "")
+    both = Path(triton_toolchain._libcuda_path("with-symlink", str(driver)) or "")
+    wrong = Path(triton_toolchain._libcuda_path("wrong-folder", str(driver)) or "")
+    assert triton_toolchain._libcuda_path("driver-folder", str(driver)) == str(tmp_path)
+    assert triton_toolchain._libcuda_path("unset", str(driver)) is None
+    assert os.listdir(wrong) == []
     assert sorted(os.listdir(versioned)) == ["libcuda.so.1"]
     assert sorted(os.listdir(both)) == ["libcuda.so", "libcuda.so.1"]
     assert (both / "libcuda.so").resolve() == driver.resolve()
