@@ -37,14 +37,17 @@ def add_parser(
         # argparse would print "ACTION ..." as if an action were required; it is optional.
         usage="%(prog)s [-o PATH] [--format {json,md,html,pdf}] [--run RUN_ID] "
         "[--bench BENCH_ID]\n"
-        "                          [--error FILE] [--no-redact] [--python PATH] [--quick] "
+        "                          [--error FILE] [--full] [--no-redact] [--python PATH] [--quick] "
         "[--from REPORT.json]\n"
         "                          [--kb-extra DIR]\n"
         "                          [--fleet DIR|FLEET.json]\n"
         "       %(prog)s diff A.json B.json [--json]",
-        description="Build the diagnostic report (environment, findings, pasted error and its "
-        "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
-        "IP/MAC/e-mail addresses and GPU serials are redacted unless --no-redact is given.",
+        description="Build the diagnostic report and export it. Page 1 is the answer (what "
+        "happened, where in your code, what to change, what was verified where and when, what "
+        "to run next) and the machine that produced the error beside the one the report is made "
+        "on; the rest (environment, findings, the log, wizard, try and benchmark runs) is the "
+        "appendix. Secrets, user and host names, IP/MAC/e-mail addresses and GPU serials are "
+        "redacted unless --no-redact is given.",
     )
     parser.add_argument("-o", "--output", metavar="PATH", help="write here (default: stdout)")
     parser.add_argument(
@@ -73,6 +76,12 @@ def add_parser(
         "--error",
         metavar="FILE",
         help="attach a pasted error log ('-' for stdin) and its KB matches",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="add the appendix to PDF and Markdown (the full log, every run, benchmarks and "
+        "the environment JSON); page 1 is always the answer, and HTML and JSON always hold it",
     )
     parser.add_argument(
         "--no-redact",
@@ -147,10 +156,10 @@ def run(args: argparse.Namespace) -> int:
         _check_writable(Path(output))  # before seconds of detection, and before any message
     report, items = _prepare(args)
     if fmt == "pdf":
-        return _pdf(report, output or DEFAULT_PDF)
+        return _pdf(report, output or DEFAULT_PDF, full=args.full)
     from core.report import render
 
-    text = render(report, fmt, redactions=items)
+    text = render(report, fmt, redactions=items, full=args.full)
     if args.output:
         _write(Path(args.output), text.encode("utf-8"))
         print(
@@ -219,10 +228,12 @@ def _read_error(path: str | None) -> str | None:
     return text
 
 
-def _pdf(report: dict[str, Any], output: str) -> int:
+def _pdf(report: dict[str, Any], output: str, full: bool = False) -> int:
     from core import pdf
 
-    data = pdf.render(report)  # the app's renderer (gui.cli provides it), or a one-line error
+    data = pdf.render(
+        report, full=full
+    )  # the app's renderer (gui.cli provides it), or a one-line error
     _write(Path(output), data)
     print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
     return 0

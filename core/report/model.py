@@ -1,4 +1,5 @@
-"""The canonical report model: one JSON-ready dict built from the producers' plain dicts."""
+"""The canonical report: built in one place (`build_report`) from the producers' output, checked
+against its typed model (core/report/types.py), handed on as its JSON-ready dict."""
 
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ from core.report.door import Report, admit
 from core.report.fields import summary_rows, upstream_fields
 from core.report.redact import Secrets
 from core.report.text import verdict_text
+from core.report.types import REPORT_KIND, SCHEMA_VERSION
 
-SCHEMA_VERSION = 1
-REPORT_KIND = "cuda-clinic-report"
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -35,11 +35,17 @@ def build_report(
     fleet: Mapping[str, Any] | None = None,
     secrets: Secrets | None = None,
     redact: bool = True,
+    answer: Any = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> Report:
-    """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)
-    and pass it through the door (`core.report.door.admit`): every string redacted, the
-    redactions in `report.redactions`; `redact=False` marks it as NOT redacted instead.
-    `secrets` defaults to this machine's (`Secrets.from_system()`)."""
+    """Assemble the report from the producers' output (env JSON, match JSON, wizard runs, bench
+    results, the answer, the two machines), check it against the typed model
+    (core/report/types.py), and pass it through the door (`core.report.door.admit`): every
+    string redacted, the redactions in `report.redactions`; `redact=False` marks it as NOT
+    redacted instead. `secrets` defaults to this machine's (`Secrets.from_system()`).
+
+    This is the one place a report is constructed.
+    """
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
@@ -58,10 +64,15 @@ def build_report(
         "try_runs": [_plain(r) for r in try_runs],
         "benchmarks": [_plain(b) for b in benchmarks],
         "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
+        "answer": _plain(answer) if answer is not None else None,
+        "origin": _plain(origin) if origin is not None else None,
     }
     if fleet is not None:  # `core.fleet.section.fleet_section(run)`
         report["fleet"] = _plain(fleet)
     report["summary"] = summarize(report)
+    from core.report.schema import validate
+
+    validate(report)  # a producer that hands over a wrong shape is our bug: fail here
     return admit(report, secrets, redact=redact)
 
 

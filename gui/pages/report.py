@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -34,6 +35,22 @@ FORMATS = (
     ("json", "JSON"),
 )
 Built = tuple[dict[str, Any], list[Redaction], list[str]]
+
+
+class PreviewBrowser(QTextBrowser):
+    """The preview: Qt's HTML plus the charts as images (QTextBrowser cannot draw inline SVG,
+    which came out as jumbled text), served from `images` by name."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.images: dict[str, QImage] = {}
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 (Qt override)
+        """A chart image by its name, else what QTextBrowser finds."""
+        image = self.images.get(name.toString() if isinstance(name, QUrl) else name)
+        if kind == QTextDocument.ResourceType.ImageResource.value and image is not None:
+            return image
+        return super().loadResource(kind, name)
 
 
 def _build(
@@ -89,7 +106,7 @@ class ReportPage(Page):
             self.action_row.addWidget(widget)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self._build_options())
-        self.preview = QTextBrowser()
+        self.preview = PreviewBrowser()
         self.preview.setOpenLinks(False)
         self.preview.anchorClicked.connect(self._on_anchor)
         splitter.addWidget(self.preview)
@@ -109,6 +126,13 @@ class ReportPage(Page):
         column.addWidget(self.error_box)
         self.runs_label = label("Wizard runs and sweeps: the newest of each.", "muted", wrap=True)
         column.addWidget(self.runs_label)
+        self.full = QCheckBox("Appendix in PDF and Markdown (the log, runs, environment)")
+        self.full.setToolTip(
+            "Page 1 is always the answer. The appendix holds everything it rests on; the HTML "
+            "and JSON exports always include it (folded in HTML)."
+        )
+        self.full.toggled.connect(lambda _on: self._render())
+        column.addWidget(self.full)
         column.addWidget(label("Redactions", "h2"))
         self.count_label = label("", "muted", wrap=True)
         column.addWidget(self.count_label)
@@ -197,7 +221,10 @@ class ReportPage(Page):
     def _render(self) -> None:
         if self.shared is None:
             return
+        from gui.report_pdf import chart_images
+
         bar = self.preview.verticalScrollBar().value()
+        self.preview.images.clear()
         html = render(
             self.shared,
             "html",
@@ -205,6 +232,8 @@ class ReportPage(Page):
             reveal=self.revealed,
             highlight=True,
             qt=True,
+            full=self.full.isChecked(),
+            chart_html=chart_images(self.preview.images.__setitem__),
         )
         self.preview.setHtml(html)
         self.preview.verticalScrollBar().setValue(bar)
@@ -235,12 +264,13 @@ class ReportPage(Page):
         """Write the report (with the revealed items, and only those, put back) to `path`."""
         if self.shared is None:
             return
+        full = self.full.isChecked()
         if fmt == "pdf":
             from gui.report_pdf import render_pdf
 
-            render_pdf(self.shared, path, redactions=self.items, reveal=self.revealed)
+            render_pdf(self.shared, path, redactions=self.items, reveal=self.revealed, full=full)
         else:
-            text = render(self.shared, fmt, redactions=self.items, reveal=self.revealed)
+            text = render(self.shared, fmt, redactions=self.items, reveal=self.revealed, full=full)
             atomic_write_text(path, text)
 
     def _on_export(self) -> None:
@@ -257,11 +287,12 @@ class ReportPage(Page):
             self._on_exported(path)
             return
         shared, items, revealed = self.shared, list(self.items), set(self.revealed)
+        full = self.full.isChecked()
         if shared is None:
             return
 
         def write() -> None:
-            text = render(shared, fmt, redactions=items, reveal=revealed)
+            text = render(shared, fmt, redactions=items, reveal=revealed, full=full)
             atomic_write_text(path, text)
 
         self.ctx.tasks.run(write, lambda _r: self._on_exported(path))
