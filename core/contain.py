@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 TOKEN_ENV = "CUDA_CLINIC_CONTAIN_TOKEN"
 KILL_GRACE_S = 1.0
@@ -237,8 +237,16 @@ class _Stream:
         return bytes(self.data).decode("utf-8", errors="replace")
 
 
-def _pump(stream: Any, lines: _Lines | _Stream, lock: threading.Lock) -> None:
-    """Read the merged output until EOF (never blocks the child)."""
+class Sink(Protocol):
+    """Where `pump` hands a stream's bytes: `feed` each chunk, `close` at EOF."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def pump(stream: Any, lines: Sink, lock: threading.Lock) -> None:
+    """Read a child's output until EOF (never blocks the child); also the wizard worker's logs."""
     fd = stream.fileno()
     while True:
         try:
@@ -408,10 +416,10 @@ def run_contained(
     err = _Stream(started, max_bytes, None, keep="tail")
     lock = threading.Lock()
     assert proc.stdout is not None
-    readers = [threading.Thread(target=_pump, args=(proc.stdout, out if streams else lines, lock))]
+    readers = [threading.Thread(target=pump, args=(proc.stdout, out if streams else lines, lock))]
     if streams:
         assert proc.stderr is not None
-        readers.append(threading.Thread(target=_pump, args=(proc.stderr, err, lock)))
+        readers.append(threading.Thread(target=pump, args=(proc.stderr, err, lock)))
     for reader in readers:
         reader.daemon = True
         reader.start()
