@@ -8,8 +8,8 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from sqlite_utils import Database
 
@@ -17,6 +17,10 @@ from core.kb.anchors import analyse
 from core.kb.fixes import Fix
 from core.kb.loader import entry_files
 from core.kb.schema import Entry, Workaround
+
+# A row as sqlite-utils inserts it: column name -> an SQLite value.
+Column = str | int | float | bool | None
+Row = dict[str, Column]
 
 # Bump BUILDER_VERSION when the compiled content changes without a schema change,
 # so that stale caches are rebuilt.
@@ -139,6 +143,11 @@ def _m5_origin(db: Database) -> None:
     db.table("entries").create_index(["origin"])
 
 
+def _m6_wrapped(db: Database) -> None:
+    """Apps' rewordings of an entry's error (JSON); their patterns are `wrapper` signature rows."""
+    db.table("entries").add_column("wrapped", str, not_null_default="[]")
+
+
 # Ordered migrations: user_version N means the first N have been applied.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m1_tables,
@@ -146,6 +155,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m3_runs,
     _m4_fixes,
     _m5_origin,
+    _m6_wrapped,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -169,9 +179,9 @@ def source_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
+def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
     """Every table's rows in a fixed order."""
-    tables: dict[str, list[dict[str, Any]]] = {
+    tables: dict[str, list[Row]] = {
         name: []
         for name in (
             "entries",
@@ -187,9 +197,10 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
         tables["entries"].append(_entry_row(entry))
         sigs = [("signature", s) for s in entry.signatures]
         sigs += [("context", s) for s in entry.context_signatures]
-        counters = {"signature": 0, "context": 0}
+        sigs += [("wrapper", w.pattern) for w in entry.wrapped]
+        counters = {"signature": 0, "context": 0, "wrapper": 0}
         for kind, pattern in sigs:
-            row = {
+            row: Row = {
                 "entry_id": entry.id,
                 "kind": kind,
                 "position": counters[kind],
@@ -212,7 +223,7 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
-def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
+def _fix_row(entry_id: str, position: int, fix: Fix) -> Row:
     return {
         "entry_id": entry_id,
         "position": position,
@@ -226,7 +237,7 @@ def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
     }
 
 
-def _entry_row(entry: Entry) -> dict[str, Any]:
+def _entry_row(entry: Entry) -> Row:
     return {
         "id": entry.id,
         "title": entry.title,
@@ -236,7 +247,9 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
         "error_codes": json.dumps(list(entry.error_codes)),
         "error_codes_text": " ".join(entry.error_codes),
         # Searchable words of the regexes: backslash escapes would only add noise.
-        "signatures_text": "\n".join(s.replace("\\", "") for s in entry.signatures),
+        "signatures_text": "\n".join(
+            s.replace("\\", "") for s in (*entry.signatures, *(w.pattern for w in entry.wrapped))
+        ),
         "masked_by": json.dumps(list(entry.masked_by)),
         "related": json.dumps(list(entry.related)),
         "affected_versions": entry.affected_versions,
@@ -249,10 +262,11 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
         "no_wizard": entry.no_wizard,
         "origin": entry.origin,
         "pack": entry.pack,
+        "wrapped": json.dumps([asdict(w) for w in entry.wrapped]),
     }
 
 
-def _workaround_row(entry_id: str, position: int, item: Workaround) -> dict[str, Any]:
+def _workaround_row(entry_id: str, position: int, item: Workaround) -> Row:
     return {
         "entry_id": entry_id,
         "position": position,

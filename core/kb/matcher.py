@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from core.kb.query import query_words
 from core.kb.results import (
     CONFIDENT,
     Evidence,
@@ -19,6 +20,7 @@ from core.kb.results import (
 )
 from core.kb.scan import Hit, Log, SignatureIndex, find_hits, occurrences, prepare
 from core.kb.store import KnowledgeBase
+from core.kb.wrapped import MAIN_KINDS, Wrapped
 
 __all__ = ["CONFIDENT", "Evidence", "Match", "MatchReport", "RootCause", "match"]
 
@@ -48,48 +50,12 @@ _PREFIX = re.compile(
     r"^(?:\s*(?:\[[^\]]{0,40}\]|\d{4}-\d\d-\d\d[ T][\d:.,]+|\d\d:\d\d:\d\d[\d.,]*|"
     r"(?:rank|default)\d+|INFO|WARNING|ERROR|DEBUG)\s*:?)+\s*"
 )
-_QUERY_STOP = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "is",
-        "was",
-        "be",
-        "for",
-        "with",
-        "and",
-        "or",
-        "not",
-        "by",
-        "from",
-        "this",
-        "that",
-        "it",
-        "as",
-        "are",
-        "file",
-        "line",
-        "error",
-        "runtimeerror",
-        "exception",
-        "traceback",
-        "most",
-        "recent",
-        "call",
-        "last",
-        "self",
-        "py",
-    ]
-)
 # Library status errors are reported by the next library call after the real failure.
 _MASKED_BY_FAULT = frozenset({"cudnn", "cublas", "kernel-fault"})
 _MASKED_BY_MEMORY = frozenset({"cudnn", "cublas"})
+# Entries for a process that died without an error message: any other error in the log explains
+# more, so they rank below every other confident match and never make a line "the final error".
+_LAST_RESORT = frozenset({"crash"})
 
 
 @dataclass
@@ -119,10 +85,12 @@ def match(text: str, kb: KnowledgeBase, top: int = 5) -> MatchReport:
     index = SignatureIndex.of(kb)
     candidates = _group(find_hits(log, index), index)
     info = kb.titles(sorted(candidates))
-    _score(candidates, log, index)
+    last_resort = {c for c in candidates if info[c][1] in _LAST_RESORT}
+    _score(candidates, log, index, last_resort)
     _break_ties(candidates, log, kb)
     ranked = sorted(candidates.values(), key=lambda c: (-round(c.score, 2), c.tiebreak, c.entry_id))
     root = _find_mask(ranked, info)
+    _note_rewordings(ranked[:top], index, kb)
     matches = [_to_match(c, info, log) for c in ranked[:top]]
     if not ranked:
         matches = _near_misses(log, kb, min(top, 3))
@@ -147,7 +115,7 @@ def _group(hits: list[Hit], index: SignatureIndex) -> dict[str, _Candidate]:
     for hit in hits:
         row = index.sigs[hit.sig].row
         cand = groups.setdefault(row.entry_id, _Candidate(row.entry_id))
-        (cand.main if row.kind == "signature" else cand.context).append(hit)
+        (cand.main if row.kind in MAIN_KINDS else cand.context).append(hit)
     return {k: v for k, v in groups.items() if v.main}
 
 
@@ -159,14 +127,19 @@ def _line_kind(text: str) -> str:
     return "plain"
 
 
-def _score(candidates: dict[str, _Candidate], log: Log, index: SignatureIndex) -> None:
+def _score(
+    candidates: dict[str, _Candidate], log: Log, index: SignatureIndex, last_resort: set[str]
+) -> None:
     """Confidence from specificity, the kind of line, distinct signatures, context, recency."""
     kinds: dict[int, str] = {}
     for cand in candidates.values():
         for hit in cand.main:
             kinds.setdefault(hit.line, _line_kind(log.lines[hit.line]))
-    exception_lines = [line for line, kind in kinds.items() if kind == "exception"]
-    final_line = max(exception_lines or kinds or [0])
+    # Lines of last-resort entries decide the final error only when nothing else matched.
+    lines = {h.line for c in candidates.values() if c.entry_id not in last_resort for h in c.main}
+    lines = lines or set(kinds)
+    exception_lines = [line for line in lines if kinds[line] == "exception"]
+    final_line = max(exception_lines or lines or [0])
     for cand in candidates.values():
         specificity = max(index.sigs[h.sig].specificity for h in cand.main)
         line_kinds = {kinds[h.line] for h in cand.main}
@@ -183,6 +156,11 @@ def _score(candidates: dict[str, _Candidate], log: Log, index: SignatureIndex) -
     others = [c.score for c in candidates.values() if c not in finals]
     for cand in finals:
         cand.score = min(0.99, max(cand.score + 0.05, max(others, default=0.0) + 0.01))
+    confident = [c.score for c in candidates.values() if c.entry_id not in last_resort]
+    floor = min((s for s in confident if s >= CONFIDENT), default=None)
+    for cand in candidates.values():
+        if cand.entry_id in last_resort and floor is not None:
+            cand.score = min(cand.score, floor - 0.01)
 
 
 def _break_ties(candidates: dict[str, _Candidate], log: Log, kb: KnowledgeBase) -> None:
@@ -194,7 +172,7 @@ def _break_ties(candidates: dict[str, _Candidate], log: Log, kb: KnowledgeBase) 
         if len(group) < 2:
             continue
         lines = sorted({h.line for c in group for h in c.main})[-3:]
-        query = " ".join(_query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))
+        query = " ".join(query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))
         ranked = kb.search_ids(query, limit=200, any_word=True) if query else []
         order = {entry_id: pos for pos, entry_id in enumerate(ranked)}
         for cand in group:
@@ -233,6 +211,18 @@ def _find_mask(
         "usually causes this one; fix that first"
     )
     return RootCause(id=root.entry_id, line=root.first + 1, masks=head.entry_id)
+
+
+def _note_rewordings(ranked: list[_Candidate], index: SignatureIndex, kb: KnowledgeBase) -> None:
+    """Say which app reworded the error when an app's message (`[[wrapped]]`) is what matched."""
+    wrapped: dict[str, tuple[Wrapped, ...]] = kb.wrapped([c.entry_id for c in ranked])
+    for cand in ranked:
+        rows = [index.sigs[h.sig].row for h in sorted(cand.main, key=lambda h: -h.line)]
+        known = len(wrapped.get(cand.entry_id, ()))
+        found = [r for r in rows if r.kind == "wrapper" and r.position < known]
+        if found:
+            note = wrapped[cand.entry_id][found[0].position].note()
+            cand.note = f"{cand.note}; {note}" if cand.note else note
 
 
 def _evidence(cand: _Candidate, log: Log) -> tuple[Evidence, ...]:
@@ -286,16 +276,6 @@ def _to_match(cand: _Candidate, info: dict[str, tuple[str, str, list[str]]], log
     )
 
 
-def _query_words(text: str) -> list[str]:
-    """Distinctive words of a line for a full-text query (no numbers, paths or stop words)."""
-    words = []
-    for word in re.findall(r"[A-Za-z_][A-Za-z_]{2,}", text):
-        low = word.lower()
-        if low not in _QUERY_STOP and low not in words:
-            words.append(low)
-    return words[:12]
-
-
 def _near_misses(log: Log, kb: KnowledgeBase, limit: int) -> list[Match]:
     """Entries sharing words with the last GPU-flavoured error lines, when no signature matched."""
     candidates: set[int] = set()
@@ -306,7 +286,7 @@ def _near_misses(log: Log, kb: KnowledgeBase, limit: int) -> list[Match]:
     ]
     if not lines:
         return []
-    query = " ".join(_query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))
+    query = " ".join(query_words(" ".join(log.lines[i][:EVIDENCE_CHARS] for i in lines)))
     found = kb.search_ids(query, limit=limit, any_word=True) if query else []
     info = kb.titles(found[:limit])
     evidence = tuple(

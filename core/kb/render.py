@@ -142,6 +142,12 @@ def render_entry(entry: Entry) -> str:
     lines += ["", *_wrap(entry.summary, ""), ""]
     lines += ["Recognised by (regex, case-insensitive):"]
     lines += [f"  {sig}" for sig in entry.signatures] + [""]
+    if entry.wrapped:
+        lines.append("Apps that reword this error (matched too):")
+        for wrapped in entry.wrapped:
+            lines += _wrap(f"{wrapped.app}: {wrapped.means}", "  ", hang="    ")
+            lines += [f"    {wrapped.pattern}", f"    source: {wrapped.source}"]
+        lines.append("")
     if entry.workarounds:
         lines.append("Workarounds (our verdict first):")
         for i, item in enumerate(entry.workarounds, 1):

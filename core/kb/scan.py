@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from core.kb.anchors import GRAM
 from core.kb.store import KnowledgeBase, SignatureRow
+from core.kb.wrapped import MAIN_KINDS
 
 MAX_INPUT_CHARS = 16 * 1024 * 1024  # longer input keeps its tail: errors are at the end
 MAX_OCCURRENCES = 2000  # per anchor word; the last ones are kept
@@ -161,13 +162,13 @@ def _line_hits(log: Log, index: SignatureIndex) -> list[Hit]:
     candidates = index.candidates(tokens)
     for i in index.always:
         candidates.setdefault(i, set()).update(_FALLBACK_TRIGGERS)
-    main = {i: w for i, w in candidates.items() if index.sigs[i].row.kind == "signature"}
+    main = {i: w for i, w in candidates.items() if index.sigs[i].row.kind in MAIN_KINDS}
     hits = _confirm(log, index, main)
     entries = {index.sigs[h.sig].row.entry_id for h in hits}
     context = {
         i: w
         for i, w in candidates.items()
-        if index.sigs[i].row.kind != "signature" and index.sigs[i].row.entry_id in entries
+        if index.sigs[i].row.kind not in MAIN_KINDS and index.sigs[i].row.entry_id in entries
     }
     return sorted(hits + _confirm(log, index, context), key=lambda h: (h.line, h.sig))
 

@@ -14,8 +14,12 @@ import msgspec
 from core.errors import KBError
 from core.kb.fixes import Fix, parse_fixes
 from core.kb.wizard_spec import WizardSpec, parse_wizard
+from core.kb.wrapped import Wrapped, parse_wrapped
 
-DOMAINS = ("cuda", "nccl")
+# cuda: CUDA runtime, driver and libraries; nccl: collectives; ext: third-party CUDA extensions
+# and kernels (flash-attn, xformers, bitsandbytes, custom ops); triton: Triton and torch.compile's
+# GPU toolchain.
+DOMAINS = ("cuda", "nccl", "ext", "triton")
 CATEGORIES = (
     "cudnn",
     "cublas",
@@ -29,6 +33,9 @@ CATEGORIES = (
     "devices",
     "distributed",
     "performance",
+    "toolchain",  # compilers and JIT: nvcc, ptxas, Triton's C and PTX builds
+    "hardware",  # the GPU or its bus failed
+    "crash",  # the process died without an error message (ranked below any other match)
 )
 CONFIDENCES = ("high", "medium", "low")
 VERDICTS = ("fixes", "partial", "does_not_fix", "not_applicable", "unverified")
@@ -62,9 +69,10 @@ _ENTRY_FIELDS: dict[str, type] = {
     "citations": list,
     "fixes": list,
     "no_wizard": str,
+    "wrapped": list,
     "wizard": dict,
 }
-_TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes"}
+_TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes", "wrapped"}
 _REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
 _WORKAROUND_FIELDS: dict[str, type] = {
     "title": str,
@@ -147,6 +155,7 @@ class Entry:
     seed_claims: tuple[SeedClaim, ...] = ()
     fixes: tuple[Fix, ...] = ()  # no-code fixes: env variables and torch switches
     no_wizard: str = ""  # why no wizard reproduces this entry here, in one line
+    wrapped: tuple[Wrapped, ...] = ()  # apps' rewordings of this error (core/kb/wrapped.py)
     wizard: WizardSpec | None = None  # the repro wizard declared in the entry ([wizard])
     body: str = ""
     source: str = ""
@@ -256,6 +265,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         raise check.fail("seed", "is required when seed_claims are given")
     citations = _citations(check, data.get("citations"))
     fixes = parse_fixes(data.get("fixes", []), check.fail)
+    wrapped = parse_wrapped(data.get("wrapped", []), check.fail)
     wizard = _wizard(check, data, fixes, workarounds, dead_ends)
     scenario = data["id"] if wizard is not None else data.get("scenario", "")
     if scenario and data.get("no_wizard"):
@@ -282,6 +292,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         seed_claims=claims,
         fixes=fixes,
         no_wizard=data.get("no_wizard", "").strip(),
+        wrapped=wrapped,
         wizard=wizard,
         body=body,
         source=path.relative_to(root).as_posix(),

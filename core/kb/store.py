@@ -19,6 +19,7 @@ from core.kb.fixes import Fix
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.packs import check_pack_dir, load_packs, pack_digest
 from core.kb.schema import Citation, Entry, SeedClaim, Workaround
+from core.kb.wrapped import Wrapped
 from core.paths import resources_dir, resources_writable, user_cache_dir
 
 _WORD = re.compile(r"\w+")
@@ -33,7 +34,7 @@ class SignatureRow:
     """One signature regex of one entry as stored."""
 
     entry_id: str
-    kind: str  # "signature" | "context"
+    kind: str  # "signature" | "context" | "wrapper" (an app's rewording, core/kb/wrapped.py)
     position: int
     pattern: str
     anchors: tuple[tuple[str, str], ...]  # (kind, word) alternatives, see core/kb/anchors.py
@@ -211,6 +212,17 @@ class KnowledgeBase:
         marks = ",".join("?" * len(ids))
         return {e.id: e for e in self._load(f"id IN ({marks})", tuple(ids))}
 
+    def wrapped(self, ids: list[str]) -> dict[str, tuple[Wrapped, ...]]:
+        """The apps' rewordings (`[[wrapped]]`) of each id that has any."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        sql = f"SELECT id, wrapped FROM entries WHERE id IN ({marks}) AND wrapped != '[]'"
+        return {
+            r["id"]: tuple(Wrapped(**w) for w in json.loads(r["wrapped"]))
+            for r in self._conn.execute(sql, ids)
+        }
+
     def titles(self, ids: list[str]) -> dict[str, tuple[str, str, list[str]]]:
         """(title, category, masked_by) for each id, without loading whole entries."""
         if not ids:
@@ -341,6 +353,7 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
         ),
         fixes=tuple(_fix(f) for f in children["fixes"].get(eid, [])),
         no_wizard=row["no_wizard"],
+        wrapped=tuple(Wrapped(**w) for w in json.loads(row["wrapped"])),
         body=row["body"],
         source=row["source"],
         origin=row["origin"],

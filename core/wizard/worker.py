@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from core.contain import TOKEN_ENV, pump, reap
+from core.capture import pump
+from core.contain import TOKEN_ENV, reap
 from core.errors import TargetPythonError
 from core.target import resolve_python
 

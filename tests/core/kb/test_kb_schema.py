@@ -58,6 +58,8 @@ def test_good_entry_parses(tmp_path: Path) -> None:
 
 
 FIX = '\n[[fixes]]\nid = "one"\ntitle = "One fix"\n{body}'
+WRAP = "\n[[wrapped]]\n{body}"
+WRAP_OK = 'app = "An app"\npattern = \'App says: GPU gone\'\nmeans = "m"\nsource = "o/r#1"'
 
 BAD_CASES = [
     # (description, text, expected field, expected words in the problem)
@@ -122,6 +124,31 @@ BAD_CASES = [
         "required",
     ),
     ("no citations", _entry().split("[[citations]]")[0] + "+++\n", "citations", "at least one"),
+    (
+        "wrapped without app",
+        _entry(WRAP.format(body=WRAP_OK.replace('app = "An app"\n', ""))),
+        "wrapped[0].app",
+        "required",
+    ),
+    (
+        "wrapped bad regex",
+        _entry(WRAP.format(body=WRAP_OK.replace("App says: GPU gone", "App says: ("))),
+        "wrapped[0].pattern",
+        "regex",
+    ),
+    (
+        "wrapped match-all regex",
+        _entry(WRAP.format(body=WRAP_OK.replace("App says: GPU gone", "(x)?"))),
+        "wrapped[0].pattern",
+        "empty",
+    ),
+    (
+        "wrapped unknown field",
+        _entry(WRAP.format(body=WRAP_OK + '\nurl = "https://example.org"')),
+        "wrapped[0].url",
+        "unknown field",
+    ),
+    ("unknown domain", _entry().replace('domain = "cuda"', 'domain = "rocm"'), "domain", "one of"),
     (
         "bad toml",
         _entry().replace('title = "Sample error"', "title = Sample"),
@@ -199,6 +226,25 @@ def test_fixes_parse_with_their_shim_lines(tmp_path: Path) -> None:
     assert "allow_tf32 = False" in second.shim_code()
 
 
+def test_wrapped_messages_parse(tmp_path: Path) -> None:
+    path = _write(tmp_path, _entry(WRAP.format(body=WRAP_OK)))
+    (wrapped,) = parse_entry(path, tmp_path).wrapped
+    assert (wrapped.app, wrapped.pattern, wrapped.source) == (
+        "An app",
+        "App says: GPU gone",
+        "o/r#1",
+    )
+    assert wrapped.note() == "reworded by An app: m"
+
+
+@pytest.mark.parametrize("domain", ["ext", "triton"])
+def test_extension_and_triton_domains_load(tmp_path: Path, domain: str) -> None:
+    text = _entry().replace('id = "cuda/sample"', f'id = "{domain}/sample"')
+    text = text.replace('domain = "cuda"', f'domain = "{domain}"')
+    entry = parse_entry(_write(tmp_path, text, f"{domain}/sample.md"), tmp_path)
+    assert (entry.id, entry.domain) == (f"{domain}/sample", domain)
+
+
 def test_percentages_allowed_in_code_and_claims(tmp_path: Path) -> None:
     body = "Use `batch % 8 == 0`.\n```python\nx = 128 % 8\n```"
     path = _write(tmp_path, _entry(body=body))
@@ -225,7 +271,7 @@ def test_unregistered_scenario_fails(tmp_path: Path) -> None:
 def test_every_fixture_entry_is_valid(repo_root: Path) -> None:
     result = load_dir(repo_root / "tests/data/kb")
     assert result.errors == []
-    assert len(result.entries) == 5
+    assert len(result.entries) == 7
 
 
 def _validate(directory: Path) -> subprocess.CompletedProcess[str]:
@@ -242,7 +288,7 @@ def test_validate_command_reports_every_bad_file(tmp_path: Path, repo_root: Path
     shutil.copytree(repo_root / "tests/data/kb", tmp_path / "kb")
     good = _validate(tmp_path / "kb")
     assert good.returncode == 0, good.stderr
-    assert "5 entries OK" in good.stdout
+    assert "7 entries OK" in good.stdout
     _write(tmp_path / "kb", _entry().replace('"cudnn"', '"gpu"'), "cuda/bad-one.md")
     _write(tmp_path / "kb", "no front matter\n", "nccl/bad-two.md")
     bad = _validate(tmp_path / "kb")

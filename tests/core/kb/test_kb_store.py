@@ -81,7 +81,7 @@ def test_opens_in_read_only_directory(kb_src: Path, tmp_path: Path) -> None:
     folder.chmod(0o555)
     try:
         with open_kb(folder / "kb.sqlite") as kb:
-            assert len(kb.ids()) == 5
+            assert len(kb.ids()) == 7
         assert sorted(p.name for p in folder.iterdir()) == ["kb.sqlite"]  # no -journal/-wal left
     finally:
         folder.chmod(0o755)
@@ -157,7 +157,7 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 def test_cli_list_show_search(kb_src: Path) -> None:
     listing = _cli("list", "--kb", str(kb_src))
     assert listing.returncode == 0, listing.stderr
-    assert len(listing.stdout.splitlines()) == 5
+    assert len(listing.stdout.splitlines()) == 7
     as_json = json.loads(_cli("list", "--kb", str(kb_src), "--json").stdout)
     assert as_json[0]["id"] == "cuda/fixture-device-assert"
     show = _cli("show", "cuda/fixture-out-of-memory", "--kb", str(kb_src))
@@ -173,6 +173,21 @@ def test_cli_list_show_search(kb_src: Path) -> None:
     assert [e["id"] for e in json.loads(search.stdout)] == ["nccl/fixture-watchdog"]
 
 
+def test_show_lists_the_apps_that_reword_an_error(kb_src: Path) -> None:
+    show = _cli("show", "cuda/fixture-not-available", "--kb", str(kb_src))
+    assert show.returncode == 0, show.stderr
+    section = show.stdout.split("Apps that reword this error (matched too):")[1]
+    assert "AUTOMATIC1111 stable-diffusion-webui: its launcher asserted" in section
+    assert "Torch is not able to use GPU; add --skip-torch-cuda-test" in section
+    shown = json.loads(
+        _cli("show", "cuda/fixture-not-available", "--kb", str(kb_src), "--json").stdout
+    )
+    assert [w["app"] for w in shown["wrapped"]] == [
+        "AUTOMATIC1111 stable-diffusion-webui",
+        "text-generation-webui",
+    ]
+
+
 def test_cli_unknown_id_is_one_line_exit_2(kb_src: Path) -> None:
     result = _cli("show", "cuda/nope", "--kb", str(kb_src))
     assert result.returncode == 2
@@ -186,7 +201,7 @@ def test_cli_build_quiet(kb_src: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     loud = _cli("build", "--source", str(kb_src), "--force")
-    assert "5 entries ready" in loud.stdout
+    assert "7 entries ready" in loud.stdout
 
 
 def test_cli_show_every_bundled_entry_reads_in_a_terminal(repo_root: Path) -> None:
