@@ -70,7 +70,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
   >"$out/nvidia-smi.txt" 2>&1
 ls -l /usr/lib/x86_64-linux-gnu/libcudnn*.so.9 >"$out/system-cudnn.txt" 2>&1
 { command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer; nvcc --version | tail -2
-  ldconfig -p | grep -E 'libcuda\.so' ; } >"$out/toolchain.txt" 2>&1
+  ldconfig -p | grep -E 'libcuda\.so'
+  "$PY" -c 'import os, sysconfig, triton; d = os.path.dirname(triton.__file__)
+print("triton", triton.__version__, "cuda.h bundled:",
+      os.path.isfile(os.path.join(d, "backends", "nvidia", "include", "cuda.h")))
+print("Python.h:", os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
+} >"$out/toolchain.txt" 2>&1
 
 # Phase 0: the extension builds, in the background (nothing to do when no wizard needs them).
 build_pid=
