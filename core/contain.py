@@ -24,22 +24,16 @@ import subprocess
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
+
+from core.capture import LineCallback, Lines, Stream, pump
 
 TOKEN_ENV = "CUDA_CLINIC_CONTAIN_TOKEN"
 KILL_GRACE_S = 1.0
 POLL_S = 0.05
-READ_CHUNK = 1 << 16
-MAX_LINE_CHARS = 4000  # a longer line is cut (progress bars redraw with \r on one "line")
-HEAD_LINES = 200
-TAIL_LINES = 2000
-TAIL_BYTES = 512 * 1024
-
-LineCallback = Callable[[float, str], None]
 
 
 class RunLog(TypedDict):
@@ -130,127 +124,6 @@ class Outcome:
             "strays_killed": self.strays_killed,
             "log": self.text(),
         }
-
-
-class _Lines:
-    """Splits a byte stream into lines, keeping a head and a bounded tail."""
-
-    def __init__(self, started: float, on_line: LineCallback | None, until: re.Pattern[str] | None):
-        self.started = started
-        self.on_line = on_line
-        self.until = until
-        self.head: list[tuple[float, str]] = []
-        self.tail: deque[tuple[float, str]] = deque()
-        self.tail_bytes = 0
-        self.total = 0
-        self.dropped = 0
-        self.bytes = 0
-        self.marker: tuple[float, str] | None = None
-        self._partial = b""
-
-    def feed(self, chunk: bytes) -> None:
-        self.bytes += len(chunk)
-        data = self._partial + chunk
-        *lines, self._partial = data.split(b"\n")
-        if len(self._partial) > MAX_LINE_CHARS * 4:  # an endless line: emit what we have
-            lines.append(self._partial)
-            self._partial = b""
-        for raw in lines:
-            self._add(raw)
-
-    def close(self) -> None:
-        if self._partial:
-            self._add(self._partial)
-            self._partial = b""
-
-    def _add(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
-        if "\r" in text:  # progress bars: keep what the terminal would show last
-            text = text.rsplit("\r", 1)[-1]
-        if len(text) > MAX_LINE_CHARS:
-            text = text[: MAX_LINE_CHARS - 1] + "…"
-        now = time.monotonic() - self.started
-        self.total += 1
-        if self.until is not None and self.marker is None and self.until.search(text):
-            self.marker = (now, text)
-        if len(self.head) < HEAD_LINES:
-            self.head.append((now, text))
-        else:
-            self.tail.append((now, text))
-            self.tail_bytes += len(text) + 1
-            while len(self.tail) > TAIL_LINES or self.tail_bytes > TAIL_BYTES:
-                _t, old = self.tail.popleft()
-                self.tail_bytes -= len(old) + 1
-                self.dropped += 1
-        if self.on_line is not None:
-            self.on_line(now, text)
-
-
-class _Stream:
-    """Keeps a stream's bytes (its start, or its end with `keep="tail"`), handing each complete
-    line to `on_line`."""
-
-    def __init__(
-        self, started: float, limit: int, on_line: LineCallback | None, keep: str = "head"
-    ) -> None:
-        self.started = started
-        self.limit = limit
-        self.on_line = on_line
-        self.keep = keep
-        self.data = bytearray()
-        self.truncated = False
-        self.total = 0
-        self._partial = b""
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        if self.keep == "tail":
-            self.data += chunk
-            if len(self.data) > self.limit:
-                del self.data[: len(self.data) - self.limit]
-                self.truncated = True
-        elif len(self.data) < self.limit:
-            room = self.limit - len(self.data)
-            self.data += chunk[:room]
-            self.truncated = self.truncated or len(chunk) > room
-        else:
-            self.truncated = True
-        if self.on_line is not None:
-            *lines, self._partial = (self._partial + chunk).split(b"\n")
-            if len(self._partial) > self.limit:  # one endless line: hand over what came
-                lines.append(self._partial)
-                self._partial = b""
-            for raw in lines:
-                self._line(raw)
-
-    def close(self) -> None:
-        if self.on_line is not None and self._partial:
-            self._line(self._partial)
-            self._partial = b""
-
-    def _line(self, raw: bytes) -> None:
-        assert self.on_line is not None
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
-        self.on_line(time.monotonic() - self.started, text)
-
-    def text(self) -> str:
-        return bytes(self.data).decode("utf-8", errors="replace")
-
-
-def _pump(stream: Any, lines: _Lines | _Stream, lock: threading.Lock) -> None:
-    """Read the merged output until EOF (never blocks the child)."""
-    fd = stream.fileno()
-    while True:
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except OSError:
-            break
-        if not chunk:
-            break
-        with lock:
-            lines.feed(chunk)
-    with lock:
-        lines.close()
 
 
 def pids_with_token(token: str, variable: str = TOKEN_ENV) -> list[int]:
@@ -403,15 +276,15 @@ def run_contained(
         stderr=subprocess.PIPE if streams else subprocess.STDOUT,
         start_new_session=True,
     )
-    lines = _Lines(started, None if streams else on_line, until)
-    out = _Stream(started, max_bytes, on_line if streams else None)
-    err = _Stream(started, max_bytes, None, keep="tail")
+    lines = Lines(started, None if streams else on_line, until)
+    out = Stream(started, max_bytes, on_line if streams else None)
+    err = Stream(started, max_bytes, None, keep="tail")
     lock = threading.Lock()
     assert proc.stdout is not None
-    readers = [threading.Thread(target=_pump, args=(proc.stdout, out if streams else lines, lock))]
+    readers = [threading.Thread(target=pump, args=(proc.stdout, out if streams else lines, lock))]
     if streams:
         assert proc.stderr is not None
-        readers.append(threading.Thread(target=_pump, args=(proc.stderr, err, lock)))
+        readers.append(threading.Thread(target=pump, args=(proc.stderr, err, lock)))
     for reader in readers:
         reader.daemon = True
         reader.start()

@@ -23,8 +23,11 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 
 # name -> ("module:Type", what the document is). Keep names the command's or file's name.
 SCHEMAS: dict[str, tuple[str, str]] = {
+    "env": ("core.env.model:Environment", "cuda-clinic env --json, and a saved env JSON"),
     "match": ("core.ops.diagnose:Diagnosis", "cuda-clinic match --json"),
     "fleet": ("core.fleet.model:FleetRun", "cuda-clinic fleet --json, and the saved fleet.json"),
+    "kb-list": ("core.kb.command:EntryList", "cuda-clinic kb list --json, kb search --json"),
+    "report": ("core.report.types:Report", "cuda-clinic report --format json, a saved report"),
     "nccl": ("core.nccl.model:NcclReport", "cuda-clinic nccl --json"),
     "selftest": ("core.selftest.model:SelftestReport", "cuda-clinic selftest --json"),
     "try": ("core.tryrun.model:TryResult", "cuda-clinic try --json, and a saved try run"),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
+
 from core.answer.model import AnswerFix
 
 if TYPE_CHECKING:
@@ -110,7 +112,7 @@ def entry_fixes(entry: Entry, found: Found | None = None) -> list[AnswerFix]:
             works.remove(covered)
             item = workaround_fix(covered, entry)
             if not covered.snippet:
-                item.change, item.kind = change, kind  # type: ignore[assignment]
+                item = replace(item, change=change, kind=kind)
         elif fix.kind == "diagnose":
             item = AnswerFix(
                 title=fix.title,
@@ -126,9 +128,7 @@ def entry_fixes(entry: Entry, found: Found | None = None) -> list[AnswerFix]:
                 kind=kind,  # type: ignore[arg-type]
                 sure="a documented no-code fix; `try --fixes` verifies it on your script",
             )
-        item.fix_id = fix.id
-        item.needs = "cuda" if fix.needs_cuda else ""
-        out.append(item)
+        out.append(replace(item, fix_id=fix.id, needs="cuda" if fix.needs_cuda else ""))
     out += [workaround_fix(w, entry) for w in works if w.verdict in VERDICT_STATUS]
     if found is not None and found.rule.fix:
         out.insert(0, _cause_fix(found, entry))

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from core.models import Model
+
 ANSWER_SCHEMA = "cuda-clinic/answer/1"
 
 # How a fix stands, strongest first (the order the answer ranks them in).
@@ -46,8 +48,8 @@ STATUS_WORDS = {
 ChangeKind = Literal["code", "env", "command", "switch", "text"]
 
 
-class _Model(msgspec.Struct, kw_only=True, omit_defaults=False):
-    """Base: keyword-only fields, a JSON-ready dict."""
+class _Model(Model, frozen=True, kw_only=True):
+    """Base: the project's frozen model, plus its JSON-ready dict."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data."""
@@ -55,14 +57,14 @@ class _Model(msgspec.Struct, kw_only=True, omit_defaults=False):
         return data
 
 
-class LogLine(_Model, kw_only=True):
+class LogLine(_Model, frozen=True, kw_only=True):
     """A line of the log that proves something: its 1-based number and text."""
 
     line: int
     text: str
 
 
-class Cause(_Model, kw_only=True):
+class Cause(_Model, frozen=True, kw_only=True):
     """What went wrong: specific when the log proves which op and which limit."""
 
     text: str
@@ -74,7 +76,7 @@ class Cause(_Model, kw_only=True):
     values: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-class Where(_Model, kw_only=True):
+class Where(_Model, frozen=True, kw_only=True):
     """The user's own frame: not torch, not site-packages, not <frozen ...>."""
 
     file: str
@@ -84,7 +86,7 @@ class Where(_Model, kw_only=True):
     note: str = ""  # e.g. an asynchronous CUDA error surfaces after the op that caused it
 
 
-class Measured(_Model, kw_only=True):
+class Measured(_Model, frozen=True, kw_only=True):
     """A run on this machine that judged a fix."""
 
     run: str  # "try:3" or "wizard run 12"
@@ -94,7 +96,7 @@ class Measured(_Model, kw_only=True):
     verdict: str = ""  # the run's own word: fixed, located, still fails
 
 
-class AnswerFix(_Model, kw_only=True):
+class AnswerFix(_Model, frozen=True, kw_only=True):
     """One fix: the exact change, and how sure the clinic is that it works."""
 
     title: str
@@ -110,7 +112,7 @@ class AnswerFix(_Model, kw_only=True):
     needs: str = ""  # "cuda": it acts on CUDA/cuDNN only, so a CPU-only machine cannot test it
 
 
-class Next(_Model, kw_only=True):
+class Next(_Model, frozen=True, kw_only=True):
     """The one command (or button) that verifies the answer on this machine."""
 
     command: str
@@ -120,7 +122,7 @@ class Next(_Model, kw_only=True):
     blocked: str = ""  # why it cannot run here, when known
 
 
-class Answer(_Model, kw_only=True):
+class Answer(_Model, frozen=True, kw_only=True):
     """The answer: `cause`, `where`, `fixes` (ranked), `next`."""
 
     schema: str = ANSWER_SCHEMA

@@ -67,8 +67,7 @@ def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> TorchBuild:
     try:
         data = json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
-        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
-        return TorchBuild(python, error=last[:200])
+        return TorchBuild(python, error=why_no_answer(python, proc, timeout))
     torch = data.get("torch") or {}
     return TorchBuild(
         python=python,
@@ -79,6 +78,39 @@ def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> TorchBuild:
         cuda=str(torch.get("cuda") or ""),
         hip=str(torch.get("hip") or ""),
     )
+
+
+MIN_PYTHON = (3, 8)  # what the probe scripts run on (core/env/probe: `python -I`, f-strings, ...)
+# Prints the interpreter's version on Python 2 and 3 alike.
+_VERSION_CODE = "import sys; sys.stdout.write('%d.%d.%d' % tuple(sys.version_info[:3]))"
+
+
+def why_no_answer(
+    python: str, proc: subprocess.CompletedProcess[str], timeout: float = PROBE_TIMEOUT_S
+) -> str:
+    """What went wrong with an interpreter that did not answer the probe, in words (its raw
+    stderr, such as "Try `python -h' for more information.", says nothing to a user)."""
+    try:
+        asked = subprocess.run(
+            [python, "-S", "-c", _VERSION_CODE],  # -S: no site, so a broken one still answers
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        version = tuple(int(p) for p in asked.stdout.strip().split("."))
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        version = ()
+    if len(version) == 3 and version[:2] < MIN_PYTHON:
+        shown = ".".join(str(n) for n in version)
+        need = ".".join(str(n) for n in MIN_PYTHON)
+        return f"Python {shown} is too old: the check needs Python {need} or newer"
+    if not version:
+        return "it does not run as Python (it printed no version when asked)"
+    if proc.returncode < 0:
+        return f"it crashed while the check ran (signal {-proc.returncode})"
+    return f"the check stopped with exit code {proc.returncode} before it could answer"
 
 
 def probe_many(

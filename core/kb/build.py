@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from sqlite_utils import Database
 
@@ -18,6 +17,10 @@ from core.kb.anchors import analyse
 from core.kb.fixes import Fix
 from core.kb.loader import entry_files
 from core.kb.schema import Entry, Workaround
+
+# A row as sqlite-utils inserts it: column name -> an SQLite value.
+Column = str | int | float | bool | None
+Row = dict[str, Column]
 
 # Bump BUILDER_VERSION when the compiled content changes without a schema change,
 # so that stale caches are rebuilt.
@@ -176,9 +179,9 @@ def source_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
+def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
     """Every table's rows in a fixed order."""
-    tables: dict[str, list[dict[str, Any]]] = {
+    tables: dict[str, list[Row]] = {
         name: []
         for name in (
             "entries",
@@ -197,7 +200,7 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
         sigs += [("wrapper", w.pattern) for w in entry.wrapped]
         counters = {"signature": 0, "context": 0, "wrapper": 0}
         for kind, pattern in sigs:
-            row = {
+            row: Row = {
                 "entry_id": entry.id,
                 "kind": kind,
                 "position": counters[kind],
@@ -220,7 +223,7 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
-def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
+def _fix_row(entry_id: str, position: int, fix: Fix) -> Row:
     return {
         "entry_id": entry_id,
         "position": position,
@@ -234,7 +237,7 @@ def _fix_row(entry_id: str, position: int, fix: Fix) -> dict[str, Any]:
     }
 
 
-def _entry_row(entry: Entry) -> dict[str, Any]:
+def _entry_row(entry: Entry) -> Row:
     return {
         "id": entry.id,
         "title": entry.title,
@@ -263,7 +266,7 @@ def _entry_row(entry: Entry) -> dict[str, Any]:
     }
 
 
-def _workaround_row(entry_id: str, position: int, item: Workaround) -> dict[str, Any]:
+def _workaround_row(entry_id: str, position: int, item: Workaround) -> Row:
     return {
         "entry_id": entry_id,
         "position": position,

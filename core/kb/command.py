@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.kb.options import add_pack_option, open_kb_for
+from core.kb.results import EntryBrief
+from core.models import encode_json
+
+if TYPE_CHECKING:
+    from core.kb.schema import Entry
 
 
 def add_parser(
@@ -77,20 +81,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _brief(entry: Any) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "title": entry.title,
-        "category": entry.category,
-        "summary": entry.summary,
-        "origin": entry.origin,
-    }
+EntryList = list[EntryBrief]  # `kb list --json` and `kb search --json` (docs/schemas/kb-list)
+
+
+def _brief(entry: Entry) -> EntryBrief:
+    origin: Literal["bundled", "user"] = "user" if entry.is_user else "bundled"
+    return EntryBrief(
+        id=entry.id,
+        title=entry.title,
+        category=entry.category,
+        summary=entry.summary,
+        origin=origin,
+    )
 
 
 def _emit(as_json: bool, data: Any, text: str) -> None:
     if as_json:
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(encode_json(data) + "\n")
     else:
         sys.stdout.write(text)
 

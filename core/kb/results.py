@@ -66,3 +66,13 @@ class MatchReport(Model, frozen=True, kw_only=True):
         """Plain JSON data, for readers not yet typed (the answer, the report)."""
         data: dict[str, Any] = to_builtins(self)
         return data
+
+
+class EntryBrief(Model, frozen=True, kw_only=True):
+    """One entry in `kb list --json` / `kb search --json`."""
+
+    id: str
+    title: str
+    category: str
+    summary: str
+    origin: Literal["bundled", "user"] = "bundled"

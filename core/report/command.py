@@ -35,14 +35,17 @@ def add_parser(
         # argparse would print "ACTION ..." as if an action were required; it is optional.
         usage="%(prog)s [-o PATH] [--format {json,md,html,pdf}] [--run RUN_ID] "
         "[--bench BENCH_ID]\n"
-        "                          [--error FILE] [--no-redact] [--python PATH] [--quick] "
+        "                          [--error FILE] [--full] [--no-redact] [--python PATH] [--quick] "
         "[--from REPORT.json]\n"
         "                          [--kb-extra DIR]\n"
         "                          [--fleet DIR|FLEET.json]\n"
         "       %(prog)s diff A.json B.json [--json]",
-        description="Build the diagnostic report (environment, findings, pasted error and its "
-        "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
-        "IP/MAC/e-mail addresses and GPU serials are redacted unless --no-redact is given.",
+        description="Build the diagnostic report and export it. Page 1 is the answer (what "
+        "happened, where in your code, what to change, what was verified where and when, what "
+        "to run next) and the machine that produced the error beside the one the report is made "
+        "on; the rest (environment, findings, the log, wizard, try and benchmark runs) is the "
+        "appendix. Secrets, user and host names, IP/MAC/e-mail addresses and GPU serials are "
+        "redacted unless --no-redact is given.",
     )
     parser.add_argument("-o", "--output", metavar="PATH", help="write here (default: stdout)")
     parser.add_argument(
@@ -71,6 +74,12 @@ def add_parser(
         "--error",
         metavar="FILE",
         help="attach a pasted error log ('-' for stdin) and its KB matches",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="add the appendix to PDF and Markdown (the full log, every run, benchmarks and "
+        "the environment JSON); page 1 is always the answer, and HTML and JSON always hold it",
     )
     parser.add_argument(
         "--no-redact",
@@ -145,10 +154,10 @@ def run(args: argparse.Namespace) -> int:
         _check_writable(Path(output))  # before seconds of detection, and before any message
     report, items = _prepare(args)
     if fmt == "pdf":
-        return _pdf(report, output or DEFAULT_PDF)
+        return _pdf(report, output or DEFAULT_PDF, full=args.full)
     from core.report import render
 
-    text = render(report, fmt, redactions=items)
+    text = render(report, fmt, redactions=items, full=args.full)
     if args.output:
         _write(Path(args.output), text.encode("utf-8"))
         print(
@@ -161,16 +170,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     from core.ops.report import build
-    from core.report import load_report, redact, unredacted
+    from core.report import admit, load_report
 
     fleet = getattr(args, "fleet", None)
     if args.source:
-        report = load_report(args.source)
+        report: dict[str, Any] = dict(load_report(args.source))
         if fleet:
             from core.fleet.section import section_from_file
             from core.models import to_builtins
 
             report["fleet"] = to_builtins(section_from_file(fleet))
+        report = admit(report, redact=not args.no_redact)
     else:
         report = build(
             python=args.python,
@@ -181,6 +191,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
             fleet=fleet,
+            redact=not args.no_redact,
         )
     if args.no_redact:
         print(
@@ -188,15 +199,14 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             "names and GPU serials",
             file=sys.stderr,
         )
-        return unredacted(report), []
-    shared, items = redact(report)
-    summary = shared["redaction"]
+        return report, []
+    summary = report["redaction"]
     counts = ", ".join(f"{n} {kind}" for kind, n in summary["counts"].items())
     print(
         f"cuda-clinic: redacted {summary['total']} values" + (f": {counts}" if counts else ""),
         file=sys.stderr,
     )
-    return shared, items
+    return report, list(getattr(report, "redactions", []))
 
 
 def _read_error(path: str | None) -> str | None:
@@ -216,10 +226,12 @@ def _read_error(path: str | None) -> str | None:
     return text
 
 
-def _pdf(report: dict[str, Any], output: str) -> int:
+def _pdf(report: dict[str, Any], output: str, full: bool = False) -> int:
     from core import pdf
 
-    data = pdf.render(report)  # the app's renderer (gui.cli provides it), or a one-line error
+    data = pdf.render(
+        report, full=full
+    )  # the app's renderer (gui.cli provides it), or a one-line error
     _write(Path(output), data)
     print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
     return 0

@@ -46,6 +46,11 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"[\\/]lib[\\/]python(?P<v>\d\.\d{1,2})[\\/]|Python (?P<w>3\.\d{1,2}\.\d+)"),
     ),
 )
+# A line only a machine with a working CUDA GPU prints.
+_CUDA_USED = re.compile(
+    r"CUDA error|CUDA out of memory|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|device-side assert|"
+    r"cudaError\w+|NCCL (?:error|WARN)|\bcuda:\d\b|AcceleratorError"
+)
 _OS = (
     ("Windows", re.compile(r"\b[A-Z]:\\\\?(?:Users|Program Files|ProgramData)|\\site-packages\\")),
     ("macOS", re.compile(r"/Users/[^/\s]+/|/opt/homebrew/|\.dylib\b")),
@@ -67,6 +72,8 @@ def log_facts(text: str) -> dict[str, dict[str, Any]]:
             if found:
                 value = next(v for v in found.groupdict().values() if v)
                 facts[name] = {"value": value.strip(), "line": number}
+        if "cuda_used" not in facts and _CUDA_USED.search(part):
+            facts["cuda_used"] = {"value": "yes (the log shows a CUDA error)", "line": number}
         if "os" not in facts:
             for name, pattern in _OS:
                 if pattern.search(part):
@@ -82,7 +89,10 @@ def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
     torch = env.get("torch") or {}
     gpus = [str(g.get("name") or "") for g in env.get("gpus") or [] if isinstance(g, Mapping)]
     python = str((env.get("python") or {}).get("version") or "")
+    cuda_ok = bool(torch.get("cuda")) and any(gpus)
+    why = "no NVIDIA GPU" if not any(gpus) else f"torch {torch.get('version')} is CPU-only"
     return {
+        "cuda_used": "yes" if cuda_ok else f"none ({why})",
         "torch": str(torch.get("version") or ""),
         "cuda": str(torch.get("cuda") or ""),
         "gpu": ", ".join(g for g in gpus if g),
@@ -95,6 +105,7 @@ def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 LABELS = {
+    "cuda_used": "A CUDA GPU in use",
     "torch": "PyTorch",
     "cuda": "CUDA (torch's build or the driver's)",
     "gpu": "GPU",
@@ -106,6 +117,8 @@ LABELS = {
 
 
 def _differs(name: str, theirs: str, mine: str) -> bool:
+    if name == "cuda_used":
+        return mine != "yes"
     if name == "gpu":
         return not mine or theirs.lower().split()[-1] not in mine.lower()
     if name in ("torch", "python", "driver", "cuda", "cudnn"):
@@ -124,7 +137,7 @@ def compare(
     for name, label in LABELS.items():
         theirs = facts.get(name, {}).get("value", "")
         here = mine.get(name, "")
-        if not theirs and not here:
+        if not theirs and (not here or name == "cuda_used"):
             continue
         odd = bool(theirs) and _differs(name, theirs, here)
         if odd:
@@ -134,10 +147,15 @@ def compare(
         note = "The error was produced on this machine (a run of `cuda-clinic try` here)."
         same: bool | None = True
     elif differs:
+        parts = []
+        if LABELS["cuda_used"] in differs:
+            parts.append(f"its log shows a CUDA GPU at work; this machine has {mine['cuda_used']}")
+        others = [d for d in differs if d != LABELS["cuda_used"]]
+        if others:
+            parts.append("it differs in " + ", ".join(others))
         note = (
-            "The error came from another setup: its log shows a different "
-            + ", ".join(differs)
-            + ". This machine's setup (below) is not the one that failed."
+            f"The error came from another setup: {'; '.join(parts)}. This machine's setup "
+            "(below) is not the one that failed."
         )
         same = False
     elif facts:

@@ -179,6 +179,7 @@ class DiagnosePage(Page):
     def _show_empty(self) -> None:
         self.report = None
         self.answer = None
+        self.headline.setVisible(True)
         self._clear_cards()
         self.input.setExtraSelections([])
         self.headline.setText("Results appear here as soon as you paste.")
@@ -205,6 +206,8 @@ class DiagnosePage(Page):
         self._clear_cards()
         colors = self.ctx.theme.colors
         confident = report.confident
+        # With an answer card its title is the headline; the label above only counts lines.
+        self.headline.setVisible(not answer.entry)
         if answer.entry:
             self.headline.setText(f"Most likely: {answer.title}")
         elif confident:

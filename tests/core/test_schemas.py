@@ -69,6 +69,12 @@ def test_check_reports_a_stale_schema_and_write_fixes_it(tmp_path: Path) -> None
 # Every `--json` output of a command that can run here, with the schema it must match.
 # Each owner adds the commands of their package (env, wizard run, bench, report, ...).
 OUTPUTS: list[tuple[str, list[str]]] = [
+    ("env", ["env", "--json"]),
+    ("kb-list", ["kb", "list", "--json"]),
+    ("kb-list", ["kb", "search", "cudnn", "--json"]),
+    ("env", ["env", "--json", "--from", "tests/data/fleet/nodes/gpu05.json"]),
+    ("report", ["report", "--quick", "--format", "json"]),
+    ("report", ["report", "--quick", "--format", "json", "--fleet", "tests/data/fleet/nodes"]),
     ("match", ["match", "--json", "tests/data/matcher/cases/assert-detectors-13.txt"]),
     ("match", ["match", "--json", "README.md"]),  # text with no GPU error: no confident match
     ("fleet", ["fleet", "--from", "tests/data/fleet/nodes", "--json"]),
@@ -84,6 +90,8 @@ OUTPUTS: list[tuple[str, list[str]]] = [
 
 # Saved files (recorded on the GPU machine or written by the clinic) and the schema they match.
 SAVED: list[tuple[str, str]] = [
+    ("env", "tests/data/fleet/nodes/gpu01.json"),
+    ("env", "tests/data/env/broken/healthy.json"),
     ("selftest", "tests/data/selftest/gpu.json"),
     ("fleet", "tests/data/fleet/gpu/fleet_quick.json"),
     ("fleet", "tests/data/fleet/gpu/fleet_deep.json"),

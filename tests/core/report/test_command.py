@@ -51,6 +51,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp / "report.md"
     result = _cli(
         "--quick",
+        "--full",  # everything that could carry a secret is in the file
         "--error",
         str(log),
         "-o",
