@@ -99,10 +99,6 @@ class Group(Model, frozen=True, kw_only=False):
     title: str
     series: str
 
-    def to_dict(self) -> dict[str, str]:
-        """Plain JSON-able data."""
-        return {"id": self.id, "title": self.title, "series": self.series}
-
 
 class Device(Model, frozen=True, kw_only=True):
     """The device the sweep measured and what it can run."""
@@ -138,11 +134,6 @@ class Recommendation(Model, frozen=True, kw_only=False):
     title: str
     text: str
     evidence: list[Evidence] = msgspec.field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able data."""
-        data: dict[str, Any] = to_builtins(self)
-        return data
 
 
 class Sweep(Versioned, frozen=True, kw_only=True):
