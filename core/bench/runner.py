@@ -190,10 +190,9 @@ def run_sweep(
     from core.bench.recommend import recommend
 
     payload["recommendations"] = to_builtins(recommend(payload))
-    if save and payload["status"] == "complete":
-        from core.history import History
+    if save and payload["status"] == "complete":  # busy: kept for later (HistoryBusyError)
+        from core.history import store
 
-        with History.open() as history:
-            payload["id"] = history.save_bench(kind, payload)
+        payload["id"] = store("bench", payload, kind)
     session.event(stage="done", message=f"{kind} sweep {payload['status']}")
     return payload
