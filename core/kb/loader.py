@@ -45,21 +45,23 @@ class LoadResult:
 def load_dir(
     root: Path,
     scenario_ids: Collection[str] | None = None,
+    *,
     known_ids: Collection[str] = (),
     evidence_root: Path | None = None,
     label_of: Callable[[Path], str] = display_path,
+    user: bool = False,
 ) -> LoadResult:
     """Parse every entry under `root`; `scenario_ids`, when given, are the registered scenarios.
 
     `known_ids` are entries outside `root` that links may point at (a pack's links to bundled
     entries); evidence records are looked up under `evidence_root` (default: root's parent);
-    `label_of` names a file in error lines."""
+    `label_of` names a file in error lines; `user`: a pack of the user's own entries."""
     result = LoadResult()
     labels: dict[str, str] = {}
     for path in entry_files(root):
         label = label_of(path)
         try:
-            entry = parse_entry(path, root, label)
+            entry = parse_entry(path, root, label, user)
         except KBError as exc:
             result.errors.append(str(exc))
             continue

@@ -39,6 +39,7 @@ class SignatureRow:
     pattern: str
     anchors: tuple[tuple[str, str], ...]  # (kind, word) alternatives, see core/kb/anchors.py
     literal_chars: int
+    user: bool = False  # a pack's signature: matched on RE2 (core/kb/saferegex.py)
 
 
 def cache_dir() -> Path:
@@ -236,12 +237,13 @@ class KnowledgeBase:
         """Every signature and context signature, in entry and position order (cached)."""
         if self._signatures is None:
             sql = (
-                "SELECT entry_id, kind, position, pattern, anchors, literal_chars FROM signatures "
-                "ORDER BY entry_id, kind DESC, position"
+                "SELECT s.entry_id, s.kind, s.position, s.pattern, s.anchors, s.literal_chars, "
+                "e.origin = 'user' FROM signatures s JOIN entries e ON e.id = s.entry_id "
+                "ORDER BY s.entry_id, s.kind DESC, s.position"
             )
             self._signatures = [
-                SignatureRow(e, k, p, pat, tuple((a, w) for a, w in json.loads(anc)), lit)
-                for e, k, p, pat, anc, lit in self._conn.execute(sql)
+                SignatureRow(e, k, p, pat, tuple((a, w) for a, w in json.loads(anc)), lit, bool(u))
+                for e, k, p, pat, anc, lit, u in self._conn.execute(sql)
             ]
         return self._signatures
 
