@@ -1,7 +1,11 @@
 """Turn wizard-run JSON files from the GPU machine into compact, redacted evidence records.
 
 Usage: python scripts/import_evidence.py RUN.json [RUN.json ...] [--dest resources/evidence]
-                                         [--update-kb]
+                                         [--keep] [--update-kb] [--compare]
+
+`--keep` leaves committed records alone, except a record of other steps (a wizard whose repro
+changed), which is replaced. `--compare` writes nothing: it lists the steps of recorded wizards
+whose outcome differs from the record (a re-run that proves behaviour unchanged prints none).
 
 With --update-kb each imported record is also written into its KB entry (resources/kb/<id>.md):
 every workaround or dead end whose `step` the record ran gets a `[run]` evidence line citing the
@@ -112,11 +116,36 @@ def write_record(src: Path, dest_dir: Path, overwrite: bool = True) -> Path | No
         found = ", ".join(f"{h.kind} at {'/'.join(map(str, h.path))}" for h in hits)
         raise SystemExit(f"{src}: refusing to write, identifying values left: {found}")
     dest = dest_dir / (record["scenario_id"].replace("/", "__") + ".json")
-    if dest.exists() and not overwrite:
-        return None
+    if dest.exists() and not overwrite and _same_steps(dest, record):
+        return None  # a record of other steps (the wizard's repro changed) is replaced
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return dest
+
+
+def _steps_of(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(s["name"], s["file"], s["function"]) for s in record["scenario"]["steps"]]
+
+
+def _same_steps(path: Path, record: dict[str, Any]) -> bool:
+    """Whether the committed record at `path` measured the same steps as `record`."""
+    return _steps_of(json.loads(path.read_text(encoding="utf-8"))) == _steps_of(record)
+
+
+def compare(src: Path, dest_dir: Path) -> list[str]:
+    """How a new run of a recorded wizard differs from its committed record, step by step
+    ([] when every step ended as recorded); a line saying so when there is nothing to compare."""
+    record = compact(json.loads(src.read_text(encoding="utf-8")))
+    dest = dest_dir / (record["scenario_id"].replace("/", "__") + ".json")
+    ident = record["scenario_id"]
+    if not dest.exists() or not _same_steps(dest, record):
+        return [f"{ident}: no record of these steps to compare with"]
+    old = {s["name"]: s["outcome"] for s in json.loads(dest.read_text(encoding="utf-8"))["steps"]}
+    return [
+        f"{ident}: {step['name']} {old[step['name']]} -> {step['outcome']}"
+        for step in record["steps"]
+        if old.get(step["name"]) != step["outcome"]
+    ]
 
 
 # A verdict a measured step outcome allows (core/kb/consistency.py holds the rule).
@@ -301,9 +330,18 @@ def main(argv: list[str] | None = None) -> int:
         help="also cite each record in its KB entry (runs, [run] evidence lines, verdicts)",
     )
     parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="write nothing: say which steps of recorded wizards ended otherwise (exit 1 if any)",
+    )
+    parser.add_argument(
         "--kb", type=Path, default=ROOT / "resources" / "kb", help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
+    if args.compare:
+        lines = [line for src in args.runs for line in compare(src, args.dest)]
+        print("\n".join(lines) or "every step ended as its record says")
+        return 1 if any("->" in line for line in lines) else 0
     failed = 0
     for src in args.runs:
         try:

@@ -151,3 +151,32 @@ def test_cli_skips_broken_files_and_runs_that_did_not_run(tmp_path: Path, kb: Pa
     assert module.main([str(run), "--kb", str(kb), "--update-kb"]) == 0
     assert "not updated, the wizard did not run: needs a CUDA GPU" in capsys.readouterr().out
     assert (kb / "cuda/sample.md").read_text(encoding="utf-8") == before
+
+
+def test_compare_names_the_steps_a_rerun_ended_otherwise(tmp_path: Path) -> None:
+    """--compare: a re-run that ends as recorded prints nothing changed; a changed outcome is
+    named with both outcomes; a run of other steps has nothing to compare with."""
+    mod = _module()
+    committed = ROOT / "resources" / "evidence" / "cuda__device-side-assert.json"
+    run = json.loads(committed.read_text(encoding="utf-8"))
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(run), encoding="utf-8")
+    assert mod.compare(same, committed.parent) == []
+    run["steps"][3]["outcome"] = "not_fixed"
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(run), encoding="utf-8")
+    name = run["steps"][3]["name"]
+    assert mod.compare(changed, committed.parent) == [
+        f"cuda/device-side-assert: {name} fixed -> not_fixed"
+    ]
+    assert mod.main([str(changed), "--compare", "--dest", str(committed.parent)]) == 1
+    run["scenario"]["steps"][0]["function"] = "another_repro"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(run), encoding="utf-8")
+    assert "no record of these steps" in mod.compare(other, committed.parent)[0]
+    # --keep keeps a record of the same steps, and replaces one of other steps
+    dest = tmp_path / "evidence"
+    dest.mkdir()
+    (dest / committed.name).write_text(committed.read_text(encoding="utf-8"), encoding="utf-8")
+    assert mod.write_record(same, dest, overwrite=False) is None
+    assert mod.write_record(other, dest, overwrite=False) == dest / committed.name
