@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from core.answer.causes import Found, cause_text, find_cause
-from core.answer.kbfixes import entry_fixes
+from core.answer.kbfixes import entry_fixes, user_stack
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
 from core.answer.testable import scenario_blocked, untestable_reason
@@ -27,7 +27,7 @@ ASYNC_NOTE = (
     "CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` sets) names it"
 )
 LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
-_KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
+_KB_RANK = {"measured": 0, "documented": 1, "locates": 3, "partial": 3, "unverified": 4}
 NO_MATCH = (
     "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
     "only a part of the log was pasted (the error is usually at its end)."
@@ -88,7 +88,7 @@ def build_answer(
     if history is not None:
         fixes += history_fixes(entry, history)
     lead_ids = {found.prefer} if found is not None and found.prefer else set()
-    ranked = rank(fixes, entry_fixes(entry, found), machine, lead_ids)
+    ranked = rank(fixes, entry_fixes(entry, found, user_stack(text, machine)), machine, lead_ids)
     root = matches.get("root_cause") or {}
     head: Mapping[str, Any] = next(iter(matches.get("matches") or []), {})
     note = str(head.get("note") or "") if root else ""
@@ -172,7 +172,9 @@ def rank(
 
 def _merge(mine: AnswerFix, kb: AnswerFix) -> AnswerFix:
     """A KB fix judged on this machine: this machine's word, the KB's exact change and scope."""
-    mine = replace(mine, change=kb.change or mine.change, kind=kb.kind, scope=kb.scope)
+    mine = replace(
+        mine, change=kb.change or mine.change, kind=kb.kind, scope=kb.scope, differs=kb.differs
+    )
     if mine.status == "cant_test_here" and kb.status in _KB_RANK:
         mine = replace(mine, sure=f"{mine.sure}; {kb.sure}", measured=None)
     return mine
@@ -248,7 +250,7 @@ def entry_answer(
         entry=entry.id,
         title=entry.title,
         cause=_cause(entry, None, {}),
-        fixes=rank(local, entry_fixes(entry), machine),
+        fixes=rank(local, entry_fixes(entry, user=user_stack("", machine)), machine),
         next=next_step(entry, None, "", machine),
         note=note,
         origin=entry.origin,

@@ -23,10 +23,12 @@ def build(
     kb_extra: Sequence[str] = (),
     fleet: str | Path | None = None,
     redact: bool = True,
+    skipped: list[str] | None = None,
 ) -> Report:
     """The report for this machine (environment detected in a child: seconds); `fleet` adds
     the section of a saved fleet run (a fleet.json or a folder of env JSONs). Redacted as it
-    is built; `redact=False` marks it as NOT redacted."""
+    is built; `redact=False` marks it as NOT redacted. A stored run that does not load is left
+    out, its one line added to `skipped`."""
     section = to_builtins(section_from_file(str(fleet))) if fleet is not None else None
     return collect(
         python=python,
@@ -38,4 +40,5 @@ def build(
         kb_extra=kb_extra,
         fleet=section,
         redact=redact,
+        skipped=skipped,
     )

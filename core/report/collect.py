@@ -28,18 +28,21 @@ def collect(
     fleet: Mapping[str, Any] | None = None,
     secrets: Secrets | None = None,
     redact: bool = True,
+    skipped: list[str] | None = None,
 ) -> Report:
     """Build a report from this machine: detect the env (unless given), match `error_text`,
     attach the chosen wizard/benchmark runs (or, with `latest`, the newest ones); `kb_extra`
     are the user's pack folders, matched too and labelled as the user's own; `fleet` is a
-    fleet section. The model is redacted as it is built (`redact=False`: marked as not)."""
+    fleet section. The model is redacted as it is built (`redact=False`: marked as not). A
+    stored run that does not load is left out with a warning, its line added to `skipped`."""
     if environment is None:
         from core.env import detect
 
         environment = detect(python, deep=deep).to_dict()
     matches, answer = _match(error_text, kb_extra, environment) if error_text else (None, None)
-    runs, benches = _history(run_ids, bench_ids, latest and not try_ids)
-    tries = _tries(try_ids or ())
+    notes: list[str] = [] if skipped is None else skipped
+    runs, benches = _history(run_ids, bench_ids, latest and not try_ids, notes)
+    tries = _tries(try_ids or (), notes)
     charts = [c for bench in benches for c in bench_charts(bench)]
     # Without a pasted error, a `try` run made here is the error (and carries its answer).
     produced_here = error_text is None and any(t.get("answer") for t in tries)
@@ -93,42 +96,50 @@ def _match(
         return found, answer_for(text, found, kb, machine=machine)
 
 
-def _tries(ids: Sequence[int]) -> list[dict[str, Any]]:
+def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, Any]]:
     """The chosen `try` runs from the user database."""
     if not ids:
         return []
     from core.history import History
 
     with History.open() as history:
-        return [history.get_try(i) for i in ids]
+        tries = history.readable(history.get_try, ids)
+        skipped += history.skipped
+    return tries
 
 
 def _history(
-    run_ids: Sequence[int] | None, bench_ids: Sequence[int] | None, latest: bool
+    run_ids: Sequence[int] | None,
+    bench_ids: Sequence[int] | None,
+    latest: bool,
+    skipped: list[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from core.history import History
 
     with History.open() as history:
+        # A stored run that does not load is skipped with a warning naming its id.
         if run_ids:
-            runs = [history.get_run(i) for i in run_ids]
+            runs = history.readable(history.get_run, run_ids)
         elif latest:
             newest: dict[str, int] = {}
             for row in history.runs(limit=200):
                 if row.get("outcome") == "skipped":  # nothing ran (older databases kept these)
                     continue
                 newest.setdefault(str(row["scenario"]), int(row["id"]))
-            runs = [history.get_run(i) for i in list(newest.values())[:LATEST_SCENARIOS]]
+            chosen = list(newest.values())[:LATEST_SCENARIOS]
+            runs = history.readable(history.get_run, chosen)
         else:
             runs = []
         if bench_ids:
-            benches = [history.get_bench(i) for i in bench_ids]
+            benches = history.readable(history.get_bench, bench_ids)
         elif latest and not run_ids:
             newest_bench: dict[str, int] = {}
             for row in history.bench_runs(limit=50):
                 newest_bench.setdefault(str(row["kind"]), int(row["id"]))
-            benches = [history.get_bench(i) for i in newest_bench.values()]
+            benches = history.readable(history.get_bench, list(newest_bench.values()))
         else:
             benches = []
+        skipped += history.skipped
     return runs, [bench_payload(b) for b in benches]
 
 

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import MiB, describe, read_tail
 from core.errors import UsageError
-from core.fsutil import atomic_write_bytes
+from core.fsutil import atomic_write_bytes, real_target, special_kind
 from core.kb.options import add_pack_option, pack_dirs
 
 _SUFFIX_FORMATS = {
@@ -23,6 +24,7 @@ _SUFFIX_FORMATS = {
     ".txt": "md",
 }
 DEFAULT_PDF = "cuda-clinic-report.pdf"
+REPORT_LOG_BYTES = 1 * MiB  # the tail of --error kept in a report (redacting costs ~1 s/MB)
 
 
 def add_parser(
@@ -210,19 +212,19 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
 
 
 def _read_error(path: str | None) -> str | None:
+    """The pasted log's last REPORT_LOG_BYTES (the error is at its end); the cut is said on
+    stderr and on the log's first line in the report."""
     if path is None:
         return None
-    if path == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read error log {path}: {exc.strerror or exc}") from exc
+    read = read_tail(path, REPORT_LOG_BYTES, what="error log")
+    text = read.data.decode("utf-8", errors="replace")
     if not text.strip():
         # An empty "Pasted error" section would look as if the error matched nothing.
-        where = "standard input" if path == "-" else path
-        raise UsageError(f"--error {where} is empty: give the log that holds the error")
+        raise UsageError(f"--error {describe(path)} is empty: give the log that holds the error")
+    note = read.note(describe(path))
+    if note:
+        print(f"cuda-clinic: note: {note}", file=sys.stderr)
+        text = f"[cuda-clinic: {note}]\n" + text.split("\n", 1)[-1]  # drop the torn first line
     return text
 
 
@@ -238,7 +240,14 @@ def _pdf(report: dict[str, Any], output: str, full: bool = False) -> int:
 
 
 def _check_writable(path: Path) -> None:
-    """UsageError unless `path` can be created: its folder exists and it is not a folder."""
+    """UsageError unless `path` can be written: a writable device or FIFO (written directly),
+    or a file (through a symlink: its target) whose folder exists and is writable."""
+    kind = special_kind(path)
+    if kind is not None:
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write {path}: the {kind} is not writable")
+        return
+    path = real_target(path)
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder")
     folder = path.parent

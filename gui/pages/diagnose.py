@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.answer import Answer
+from core.errors import InputError
 from core.kb import KnowledgeBase, MatchReport
 from core.ops.diagnose import diagnose, matches_only
 from core.wizard.availability import Machine
@@ -174,6 +175,9 @@ class DiagnosePage(Page):
         self.end_busy()
         if isinstance(exc, OSError):
             self.summary.setText(f"Could not read the file: {exc.strerror or exc}.")
+            return
+        if isinstance(exc, InputError):  # a missing file, a device, a folder: one sentence
+            self.summary.setText(f"Could not read the file ({exc}).")
             return
         self.ctx.errors.report(exc)
 

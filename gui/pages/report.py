@@ -34,7 +34,7 @@ FORMATS = (
     ("pdf", "PDF"),
     ("json", "JSON"),
 )
-Built = tuple[dict[str, Any], list[Redaction]]
+Built = tuple[dict[str, Any], list[Redaction], list[str]]
 
 
 class PreviewBrowser(QTextBrowser):
@@ -63,10 +63,16 @@ def _build(
     """Collect the report from this machine, redacted as it is built (seconds: env detection
     runs); `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's
     own."""
+    skipped: list[str] = []  # stored runs that did not load
     report = build(
-        python=python, deep=deep, error_text=error_text, run_ids=run_ids, kb_extra=kb_extra or []
+        python=python,
+        deep=deep,
+        error_text=error_text,
+        run_ids=run_ids,
+        kb_extra=kb_extra or [],
+        skipped=skipped,
     )
-    return report, list(report.redactions)
+    return report, list(report.redactions), skipped
 
 
 class ReportPage(Page):
@@ -172,7 +178,9 @@ class ReportPage(Page):
 
     def _on_built(self, built: Built) -> None:
         self.end_busy()
-        self.shared, self.items = built
+        self.shared, self.items, skipped = built
+        if skipped:
+            self.status.emit("Left out of the report: " + "; ".join(skipped))
         self.revealed = set()
         self.build_button.setEnabled(True)
         self.export_button.setEnabled(True)

@@ -94,3 +94,29 @@ def test_preview_leads_with_the_answer_and_draws_charts_as_images(qtbot, ctx: Ap
     kind = QTextDocument.ResourceType.ImageResource.value
     image = page.preview.loadResource(kind, QUrl("chart-a.png"))
     assert isinstance(image, QImage) and image.width() > 100
+
+
+def test_an_unreadable_stored_run_is_left_out_and_the_page_says_which(
+    qtbot, ctx: AppContext, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from core.history import History
+    from core.paths import user_db_path
+
+    with History.open() as history:
+        good = history.save_run({"scenario": {"id": "cuda/s1"}, "outcome": "ok"})
+    conn = sqlite3.connect(user_db_path(), isolation_level=None)
+    bad = conn.execute(
+        "INSERT INTO wizard_runs (created, scenario, run) VALUES ('now', 'cuda/s2', '[1,2]')"
+    ).lastrowid
+    conn.close()
+    said: list[str] = []
+    page = ReportPage(ctx)
+    qtbot.addWidget(page)
+    page.status.connect(said.append)
+    page.activate()
+    qtbot.wait_until(lambda: page.shared is not None, timeout=60000)
+    assert page.shared is not None
+    assert [r["id"] for r in page.shared["wizard_runs"]] == [good]
+    assert any(f"wizard run {bad}:" in line for line in said)
