@@ -67,7 +67,9 @@ class AnswerCard(Card):
         self.cause = self._section("What happened", answer.cause.text)
         if answer.cause.evidence is not None:
             ev = answer.cause.evidence
-            self.evidence = _label(f"line {ev.line}: {ev.text[:300]}", "muted")
+            shown = ev.text if len(ev.text) <= 180 else ev.text[:179] + "…"
+            self.evidence = _label(f"line {ev.line}: {shown}", "muted")
+            self.evidence.setToolTip(ev.text)
             self.evidence.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
             self.layout_.addWidget(self.evidence)
         self.where: QLabel | None = None
