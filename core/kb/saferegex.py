@@ -24,8 +24,6 @@ import re
 from functools import lru_cache
 from typing import Any, Protocol
 
-import re2
-
 _c: Any = importlib.import_module("re._constants")
 _parser: Any = importlib.import_module("re._parser")
 _compiler: Any = importlib.import_module("re._compiler")
@@ -120,7 +118,16 @@ def _has(items: list[Any], *ops: Any) -> bool:
     return False
 
 
-def _re2_options() -> Any:
+def _re2() -> Any:
+    """The google-re2 module, or None where it is not installed (a copy of core run by path on
+    a machine without it): then a pack's signatures must pass the shape check like the rest."""
+    try:
+        return importlib.import_module("re2")
+    except ImportError:
+        return None
+
+
+def _re2_options(re2: Any) -> Any:
     options = re2.Options()
     options.case_sensitive = False
     options.log_errors = False  # RE2 would print its parse errors on stderr
@@ -129,9 +136,12 @@ def _re2_options() -> Any:
 
 @lru_cache(maxsize=4096)
 def compile_re2(pattern: str) -> Pattern | None:
-    """The pattern on RE2 (case-insensitive), or None when RE2 cannot run it."""
+    """The pattern on RE2 (case-insensitive), or None when RE2 cannot run it (or is missing)."""
+    re2 = _re2()
+    if re2 is None:
+        return None
     try:
-        compiled: Pattern = re2.compile(pattern, _re2_options())
+        compiled: Pattern = re2.compile(pattern, _re2_options(re2))
     except re2.error:
         return None
     return compiled

@@ -4,8 +4,11 @@ run, passes the same check."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
+
+import pytest
 
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.saferegex import backtracking_risk, check_signature, compile_re2, compile_signature
@@ -107,3 +110,18 @@ def test_a_pack_signature_re2_cannot_run_and_that_backtracks_is_refused_and_skip
     assert "cuda/lab-good" in out and "cuda/lab-bad" not in out
     skipped = [ln for ln in err.splitlines() if "lab-bad.md" in ln]
     assert len(skipped) == 1 and "could make matching hang" in skipped[0]
+
+
+def test_without_re2_a_pack_signature_must_pass_the_shape_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from core.kb import saferegex
+
+    monkeypatch.setattr(saferegex, "_re2", lambda: None)
+    saferegex.compile_re2.cache_clear()
+    try:
+        assert check_signature(r"PACKERROR (a+)+$", user=True)  # refused, not run on re
+        assert check_signature(r"PACKERROR a+$", user=True) is None
+        assert isinstance(compile_signature(r"PACKERROR a+$", user=True), re.Pattern)
+    finally:
+        saferegex.compile_re2.cache_clear()
