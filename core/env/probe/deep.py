@@ -11,8 +11,9 @@ Order, and why:
    CUDA again. A second `_cuda_init` after a failed one finds the caching allocator's per-GPU
    table sized but empty and the first allocation dereferences a null pointer (SIGSEGV):
    that, not the setting, is what killed earlier versions of this probe.
-4. Build flags and cuDNN versions, then each GPU's matmul/conv/LSTM in its own thread, while
-   this thread asks for peer access between GPUs and torch's NCCL backend.
+4. Build flags and cuDNN versions, then each GPU's checks in its own thread (its matmul in a
+   second one, beside its conv and LSTM), while this thread asks for peer access between GPUs
+   and torch's NCCL backend.
 5. Which library files are really mapped, and their versions (/proc/self/maps, libmaps.py).
 
 Every exception torch raises is kept verbatim under `errors`. Run by path in the target
