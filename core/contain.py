@@ -166,12 +166,7 @@ def reap(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) ->
 
     Returns how many processes were still running (besides the group leader) when asked.
     """
-    strays = _tagged(token, extra)
-    strays.discard(pgid)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
-    for pid in strays:
-        _signal_tree(pid, signal.SIGTERM)
+    strays = _signal_all(pgid, token, extra, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_S
     while time.monotonic() < deadline:
         alive = [p for p in strays if _alive(p)]
@@ -200,15 +195,23 @@ def _wait(pid: int, deadline: float, cancel: threading.Event | None, marker: Lin
     return "exited"
 
 
-def _kill_now(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) -> int:
-    """SIGKILL the group and every tagged process without a grace (their work is done)."""
+def _signal_all(
+    pgid: int, token: str | None, extra: Sequence[tuple[str, str]], sig: signal.Signals
+) -> set[int]:
+    """Signal the group and every tagged process (each one's own group too); the tagged ones
+    other than the leader."""
     strays = _tagged(token, extra)
     strays.discard(pgid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, sig)
     for pid in strays:
-        _signal_tree(pid, signal.SIGKILL)
-    return len(strays)
+        _signal_tree(pid, sig)
+    return strays
+
+
+def _kill_now(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) -> int:
+    """SIGKILL the group and every tagged process without a grace (their work is done)."""
+    return len(_signal_all(pgid, token, extra, signal.SIGKILL))
 
 
 class _ExitWait:

@@ -64,21 +64,13 @@ def first_conv(torch: Any, log: Log) -> OpResult:
     It is also torch's one CUDA initialisation: nothing retries it after a failure (a second
     `_cuda_init` after a failed one can leave the allocator half built; see docs/env-matrix.md).
     """
-    name = "first conv on cuda:0"
-    log.begin(name)
-    t0 = time.perf_counter()
-    result: OpResult = {"device": "cuda:0", "op": "first-conv", "ok": True, "error": None}
-    try:
+
+    def conv() -> None:
         x = torch.randn(2, 3, 16, 16, device="cuda:0")
         w = torch.randn(4, 3, 3, 3, device="cuda:0")
         torch.nn.functional.conv2d(x, w, padding=1).sum().item()
-        torch.cuda.synchronize(0)
-    except Exception as exc:
-        log.keep(name, exc)
-        result["ok"], result["error"] = False, error_text(exc)
-    result["seconds"] = round(time.perf_counter() - t0, 4)
-    log.done(name)
-    return result
+
+    return _run_op(torch, 0, "first-conv", conv, log, stage="first conv on cuda:0")
 
 
 def device_info(torch: Any, index: int) -> dict[str, Any]:
@@ -117,9 +109,11 @@ def _ops(torch: Any, device: Any) -> tuple[tuple[str, Any], ...]:
     return (("matmul", matmul), ("conv", conv), ("lstm", lstm))
 
 
-def _run_op(torch: Any, index: int, name: str, fn: Any, log: Log) -> OpResult:
+def _run_op(
+    torch: Any, index: int, name: str, fn: Any, log: Log, *, stage: str | None = None
+) -> OpResult:
     """One op, timed, with its stage markers; a failing op is the finding, not a failure."""
-    stage = f"{name} on cuda:{index}"
+    stage = stage or f"{name} on cuda:{index}"
     log.begin(stage)
     t0 = time.perf_counter()
     check: OpResult = {"device": f"cuda:{index}", "op": name, "ok": True, "error": None}

@@ -30,6 +30,23 @@ def _bench() -> dict[str, object]:
     }
 
 
+def _import_env2(outdir: Path, dest: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "import_env2.py"),
+            str(outdir),
+            "--dest",
+            str(dest),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: Path) -> None:
     outdir = tmp_path / "env2"
     (outdir / "matrix").mkdir(parents=True)
@@ -46,19 +63,7 @@ def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: 
     (outdir / "alloc_retry_a.txt").write_text("ValueError: Unrecognized key 'expandable_segment'\n")
     (outdir / "bench.json").write_text(json.dumps(_bench()))
     dest = tmp_path / "broken"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "import_env2.py"),
-            str(outdir),
-            "--dest",
-            str(dest),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = _import_env2(outdir, dest)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "| env --deep | 3.400 |" in proc.stdout
     run = json.loads((dest / "matrix_run.json").read_text())
@@ -67,23 +72,6 @@ def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: 
     )
     assert "alice" not in (dest / "matrix_run.json").read_text()
     assert (dest / "damaged-cudnn-truncated.json").exists()
-
-
-def _import_env2(outdir: Path, dest: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "import_env2.py"),
-            str(outdir),
-            "--dest",
-            str(dest),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_a_partial_run_updates_its_setups_and_keeps_the_rest_and_the_history(
