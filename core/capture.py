@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 READ_CHUNK = 1 << 16
 MAX_LINE_CHARS = 4000  # a longer line is cut (progress bars redraw with \r on one "line")
@@ -127,8 +127,17 @@ class Stream:
         return bytes(self.data).decode("utf-8", errors="replace")
 
 
-def pump(stream: Any, lines: Lines | Stream, lock: threading.Lock) -> None:
-    """Read the merged output until EOF (never blocks the child)."""
+class Sink(Protocol):
+    """Where `pump` hands a stream's bytes: `feed` each chunk, `close` at EOF."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def pump(stream: Any, lines: Sink, lock: threading.Lock) -> None:
+    """Read a child's output until EOF (never blocks the child): contained runs' `Lines` and
+    `Stream`, the wizard worker's log tails."""
     fd = stream.fileno()
     while True:
         try:

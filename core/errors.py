@@ -23,6 +23,14 @@ class HistoryError(ClinicError):
     """The user database could not be opened or repaired."""
 
 
+class HistoryBusyError(HistoryError):
+    """Another program holds the user database's lock longer than we wait: nothing is damaged."""
+
+
+class HistoryRowError(HistoryError):
+    """One stored run cannot be read (not JSON, not an object, nested too deeply)."""
+
+
 class InputError(UsageError):
     """A file or text the user handed us does not hold what it should (too large, too deep,
     not JSON, a field of the wrong type): the message names the file and the field."""

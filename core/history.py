@@ -1,205 +1,137 @@
-"""The user database: wizard runs and benchmark runs, with migrations and corruption recovery."""
+"""The user database: wizard, benchmark and `try` runs, with migrations and corruption recovery.
+
+Busy is not damage: a lock held by another program is waited for (a bounded time) and then
+reported in one line (HistoryBusyError); only a damaged file is moved aside, and its readable
+runs are copied into the new one (core/history_repair.py). Opening for reading never takes the
+write lock. A stored run that does not load is a HistoryRowError naming its id; the lists and
+reports skip it with a warning.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
-from core.errors import HistoryError
+from core import history_repair as repair
+from core.boundedio import loads_json
+from core.errors import ClinicError, HistoryBusyError, HistoryError, HistoryRowError
+from core.history_schema import (
+    connect,
+    insert_sql,
+    migrate,
+    row_for,
+    transaction,
+)
 from core.paths import user_db_path
 
 log = logging.getLogger("cuda_clinic.history")
 
-Migration = Callable[[sqlite3.Connection], None]
+BUSY_TIMEOUT_S = 5.0  # how long a lock held by another program is waited for
+TIMEOUT_ENV = "CUDA_CLINIC_DB_TIMEOUT"
 
 
-def _m001_runs(conn: sqlite3.Connection) -> None:
-    """Wizard runs and benchmark runs."""
-    for statement in (
-        """CREATE TABLE wizard_runs (
-            id INTEGER PRIMARY KEY,
-            created TEXT NOT NULL,
-            scenario TEXT NOT NULL,
-            python TEXT,
-            outcome TEXT,
-            verdict TEXT,
-            environment TEXT,
-            run TEXT NOT NULL
-        )""",
-        "CREATE INDEX wizard_runs_scenario ON wizard_runs (scenario, created)",
-        """CREATE TABLE bench_runs (
-            id INTEGER PRIMARY KEY,
-            created TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            environment TEXT,
-            payload TEXT NOT NULL
-        )""",
-        "CREATE INDEX bench_runs_kind ON bench_runs (kind, created)",
-    ):
-        # conn.execute, never executescript: that COMMITs first and would split the migration
-        # from its version bump.
-        conn.execute(statement)
+def _loads(text: str | None, what: str) -> Any:
+    """A stored JSON column, depth-checked (HistoryRowError names the row)."""
+    if not text:
+        return None
+    try:
+        return loads_json(text, name=what, what="stored run")
+    except ClinicError as exc:
+        raise HistoryRowError(f"{exc}; skipped") from None
 
 
-def _m002_try_runs(conn: sqlite3.Connection) -> None:
-    """`cuda-clinic try` runs: the user's own command, its KB match and each fix's verdict.
-
-    Plain statements (no executescript): the caller's transaction stays in charge of the commit.
-    """
-    conn.execute(
-        """
-        CREATE TABLE try_runs (
-            id INTEGER PRIMARY KEY,
-            created TEXT NOT NULL,
-            command TEXT NOT NULL,
-            cwd TEXT,
-            status TEXT,
-            entry TEXT,
-            summary TEXT,
-            run TEXT NOT NULL
+def _object(text: str | None, what: str) -> dict[str, Any]:
+    """A stored run: a JSON object, else HistoryRowError naming the row."""
+    data = _loads(text, what)
+    if not isinstance(data, dict):
+        raise HistoryRowError(
+            f"{what}: is not a stored run (a JSON {type(data).__name__}); skipped"
         )
-        """
-    )
-    conn.execute("CREATE INDEX try_runs_created ON try_runs (created)")
+    return data
 
 
-# Ordered; the database's PRAGMA user_version is the number of migrations applied. Each one
-# runs inside the caller's BEGIN IMMEDIATE ... COMMIT together with its version bump, so it
-# must not commit (no executescript, no COMMIT): a crash mid-way leaves the old schema whole.
-MIGRATIONS: tuple[Migration, ...] = (_m001_runs, _m002_try_runs)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _loads(text: str | None) -> Any:
-    return json.loads(text) if text else None
-
-
-def _backup_name(path: Path) -> Path:
-    """A free `<name>.corrupt-<timestamp>[-n]` path beside `path`."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    candidate = path.with_name(f"{path.name}.corrupt-{stamp}")
-    counter = 1
-    while candidate.exists():
-        counter += 1
-        candidate = path.with_name(f"{path.name}.corrupt-{stamp}-{counter}")
-    return candidate
-
-
-def _check(conn: sqlite3.Connection) -> None:
-    """Raise sqlite3.DatabaseError unless the file is a sound SQLite database."""
-    rows = conn.execute("PRAGMA quick_check").fetchall()
-    if [tuple(r) for r in rows] != [("ok",)]:
-        raise sqlite3.DatabaseError(f"integrity check failed: {rows[:3]}")
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """Open, verify and configure a connection: WAL with synchronous=FULL (a committed run
-    survives a kill or a power cut), foreign keys, a busy timeout, and explicit transactions
-    (isolation_level=None: this module says BEGIN IMMEDIATE and COMMIT itself)."""
-    conn = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
+def default_timeout() -> float:
+    """The busy wait: CUDA_CLINIC_DB_TIMEOUT seconds when set (and a number), else 5."""
     try:
-        _check(conn)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA busy_timeout=5000")
-    except sqlite3.DatabaseError:
-        conn.close()
-        raise
-    return conn
+        return max(0.0, float(os.environ.get(TIMEOUT_ENV, "")))
+    except ValueError:
+        return BUSY_TIMEOUT_S
 
 
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE (take the write lock now, not half-way) ... COMMIT, or ROLLBACK."""
-    conn.execute("BEGIN IMMEDIATE")
+def _rebuild(db_path: Path, exc: sqlite3.Error, wait: float) -> tuple[sqlite3.Connection, str]:
+    """Set a damaged database aside, start a new one and copy the old one's readable runs."""
     try:
-        yield
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def _version(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-
-def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = ()) -> None:
-    """Apply pending migrations in order, each atomically with its version bump."""
-    migrations = migrations or MIGRATIONS
-    while True:
-        with _transaction(conn):
-            # Read inside the write lock: another process may have migrated meanwhile.
-            version = _version(conn)
-            if version > len(migrations):
-                raise HistoryError(
-                    f"the user database is at schema {version}, newer than this CUDA Clinic "
-                    f"({len(migrations)}); upgrade CUDA Clinic"
-                )
-            if version == len(migrations):
-                return
-            migrations[version](conn)
-            if not conn.in_transaction:
-                raise HistoryError(
-                    f"migration {version + 1} committed on its own; it must leave that to "
-                    "the migration runner"
-                )
-            conn.execute(f"PRAGMA user_version = {version + 1}")
+        backup = repair.set_aside(db_path)
+        conn = connect(db_path, wait)
+        migrate(conn)
+    except (OSError, sqlite3.Error) as again:
+        raise HistoryError(f"cannot repair the user database {db_path}: {again}") from None
+    copied, lost = repair.salvage(backup, conn)
+    kept = f"copied {copied} runs out of it" if copied else "no run in it could be read"
+    if lost:
+        kept += f" ({lost} could not be read)"
+    warning = f"the user database was damaged ({exc}); kept it as {backup}, {kept}"
+    log.warning("cuda-clinic: warning: %s", warning)
+    return conn, warning
 
 
 class History:
     """The writable per-user database of wizard and benchmark runs."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, warning: str | None = None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        warning: str | None = None,
+        timeout: float = BUSY_TIMEOUT_S,
+    ) -> None:
         self.path = path
         self.warning = warning
+        self.timeout = timeout
+        self.skipped: list[str] = []  # stored runs that did not load, one line each
         self._conn = conn
         self.db = Database(conn)
 
     @classmethod
-    def open(cls, path: str | Path | None = None) -> History:
-        """Open (creating or migrating) the database; back up and rebuild a corrupt one."""
+    def open(cls, path: str | Path | None = None, timeout: float | None = None) -> History:
+        """Open (creating or migrating) the database; set a damaged one aside and copy its
+        readable runs into a new one. HistoryBusyError when another program holds the lock
+        past `timeout` seconds (default: default_timeout())."""
         db_path = Path(path) if path is not None else user_db_path()
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        warning = None
+        wait = default_timeout() if timeout is None else timeout
+        warning: str | None = None
         try:
-            conn = _connect(db_path)
-        except sqlite3.DatabaseError as exc:
-            backup = _backup_name(db_path)
-            try:
-                db_path.rename(backup)
-                for suffix in ("-wal", "-shm"):
-                    side = db_path.with_name(db_path.name + suffix)
-                    if side.exists():
-                        side.rename(backup.with_name(backup.name + suffix))
-                conn = _connect(db_path)
-            except (OSError, sqlite3.DatabaseError) as again:
-                raise HistoryError(f"cannot repair the user database {db_path}: {again}") from exc
-            warning = (
-                f"the user database was damaged ({exc}); kept it as {backup} and started a new one"
-            )
-            log.warning("cuda-clinic: warning: %s", warning)
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(db_path, wait)
+        except sqlite3.Error as exc:
+            if repair.is_busy(exc):
+                raise HistoryBusyError(repair.busy_message(db_path, wait)) from None
+            if not repair.is_damage(exc):
+                raise HistoryError(f"cannot open the user database {db_path}: {exc}") from None
+            conn, warning = _rebuild(db_path, exc, wait)
         except OSError as exc:
             raise HistoryError(f"cannot open the user database {db_path}: {exc}") from exc
         try:
-            _migrate(conn)
+            migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            if repair.is_busy(exc):
+                raise HistoryBusyError(repair.busy_message(db_path, wait)) from None
+            raise HistoryError(f"cannot update the user database {db_path}: {exc}") from None
         except BaseException:
             conn.close()
             raise
-        return cls(conn, db_path, warning)
+        history = cls(conn, db_path, warning, wait)
+        history.add_pending()
+        return history
 
     def __enter__(self) -> History:
         return self
@@ -216,27 +148,70 @@ class History:
         """The number of migrations applied."""
         return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
+    @contextmanager
+    def _sql(self, write: bool = False) -> Iterator[None]:
+        """Run statements (in BEGIN IMMEDIATE ... COMMIT when `write`); a lock held past the
+        timeout is HistoryBusyError, any other SQLite failure one HistoryError line."""
+        try:
+            if write:
+                with transaction(self._conn):
+                    yield
+            else:
+                yield
+        except sqlite3.Error as exc:
+            if repair.is_busy(exc):
+                raise HistoryBusyError(repair.busy_message(self.path, self.timeout)) from None
+            raise HistoryError(f"the user database {self.path} failed: {exc}") from None
+
+    def save(self, kind: str, payload: dict[str, Any], bench_kind: str = "") -> int:
+        """Store a run of `kind` ('wizard', 'bench' with its `bench_kind`, 'try'); its id."""
+        table, row = row_for(kind, payload, bench_kind)
+        with self._sql(write=True):
+            cursor = self._conn.execute(insert_sql(table, row), row)
+        return int(cursor.lastrowid or 0)
+
     def save_run(self, run: dict[str, Any]) -> int:
         """Store a wizard run (WizardRun.to_dict()) and return its id."""
-        verdict = run.get("verdict")
-        scenario = run.get("scenario")
-        row = {
-            "created": run.get("created") or _now(),
-            "scenario": scenario.get("id") if isinstance(scenario, dict) else str(scenario),
-            "python": run.get("python"),
-            "outcome": run.get("outcome"),
-            "verdict": verdict.get("summary") if isinstance(verdict, dict) else verdict,
-            "environment": json.dumps(run.get("environment")),
-            "run": json.dumps(run),
-        }
-        with _transaction(self._conn):
-            cursor = self._conn.execute(
-                "INSERT INTO wizard_runs (created, scenario, python, outcome, verdict, "
-                "environment, run) VALUES (:created, :scenario, :python, :outcome, :verdict, "
-                ":environment, :run)",
-                row,
-            )
-        return int(cursor.lastrowid or 0)
+        return self.save("wizard", run)
+
+    def save_bench(self, kind: str, payload: dict[str, Any]) -> int:
+        """Store a benchmark run (its environment is taken from payload['environment'])."""
+        return self.save("bench", payload, kind)
+
+    def save_try(self, run: dict[str, Any]) -> int:
+        """Store a `try` run (TryResult.to_dict()) and return its id."""
+        return self.save("try", run)
+
+    def add_pending(self) -> int:
+        """Add the runs kept while the database was busy (each once); how many were added.
+
+        Never waits: if the write lock is taken right now, they stay for the next open."""
+        kept = repair.pending_runs(self.path)
+        if not kept:
+            return 0
+        added = 0
+        self._conn.execute("PRAGMA busy_timeout=0")
+        try:
+            with transaction(self._conn):
+                for _file, record in kept:
+                    table, row = row_for(
+                        record["kind"], record["payload"], record.get("bench_kind")
+                    )
+                    column = "payload" if table == "bench_runs" else "run"
+                    mark = json.dumps({repair.KEPT_ID: record["payload"].get(repair.KEPT_ID)})
+                    same = f"SELECT 1 FROM {table} WHERE instr({column}, ?)"
+                    if self._conn.execute(same, (mark[1:-1],)).fetchone() is None:
+                        self._conn.execute(insert_sql(table, row), row)
+                        added += 1
+        except sqlite3.Error as exc:
+            log.info("kept runs not added yet (%s); they stay in %s", exc, kept[0][0].parent)
+            return 0
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+        for file, _record in kept:
+            file.unlink(missing_ok=True)
+        log.warning("cuda-clinic: added %d runs kept while the database was busy", added)
+        return added
 
     def runs(self, scenario: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Summaries of the newest wizard runs (optionally of one scenario), newest first."""
@@ -247,32 +222,26 @@ class History:
             params.append(scenario)
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
-        return list(self.db.query(sql, params))
+        with self._sql():
+            return list(self.db.query(sql, params))
 
     def get_run(self, run_id: int) -> dict[str, Any]:
-        """The full stored run, with its `id` and `created`."""
-        row = self._conn.execute(
-            "SELECT id, created, run FROM wizard_runs WHERE id = ?", (run_id,)
-        ).fetchone()
+        """The full stored run, with its `id` and `created` (HistoryRowError if unreadable)."""
+        with self._sql():
+            row = self._conn.execute(
+                "SELECT id, created, run FROM wizard_runs WHERE id = ?", (run_id,)
+            ).fetchone()
         if row is None:
             raise HistoryError(f"no wizard run with id {run_id}")
-        run: dict[str, Any] = json.loads(row[2])
+        run = _object(row[2], f"wizard run {run_id}")
         run.update(id=row[0], created=row[1])
         return run
 
     def latest_run(self) -> dict[str, Any] | None:
         """The newest wizard run, or None."""
-        row = self._conn.execute("SELECT max(id) FROM wizard_runs").fetchone()
+        with self._sql():
+            row = self._conn.execute("SELECT max(id) FROM wizard_runs").fetchone()
         return self.get_run(int(row[0])) if row and row[0] is not None else None
-
-    def save_bench(self, kind: str, payload: dict[str, Any]) -> int:
-        """Store a benchmark run (its environment is taken from payload['environment'])."""
-        with _transaction(self._conn):
-            cursor = self._conn.execute(
-                "INSERT INTO bench_runs (created, kind, environment, payload) VALUES (?, ?, ?, ?)",
-                (_now(), kind, json.dumps(payload.get("environment")), json.dumps(payload)),
-            )
-        return int(cursor.lastrowid or 0)
 
     def bench_runs(self, kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Summaries (id, created, kind) of the newest benchmark runs, newest first."""
@@ -283,60 +252,95 @@ class History:
             params.append(kind)
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
-        return list(self.db.query(sql, params))
+        with self._sql():
+            return list(self.db.query(sql, params))
 
     def get_bench(self, bench_id: int) -> dict[str, Any]:
         """One benchmark run: id, created, kind, environment and payload."""
-        row = self._conn.execute(
-            "SELECT id, created, kind, environment, payload FROM bench_runs WHERE id = ?",
-            (bench_id,),
-        ).fetchone()
+        with self._sql():
+            row = self._conn.execute(
+                "SELECT id, created, kind, environment, payload FROM bench_runs WHERE id = ?",
+                (bench_id,),
+            ).fetchone()
         if row is None:
             raise HistoryError(f"no benchmark run with id {bench_id}")
+        what = f"benchmark run {bench_id}"
         return {
             "id": row[0],
             "created": row[1],
             "kind": row[2],
-            "environment": _loads(row[3]),
-            "payload": _loads(row[4]),
+            "environment": _loads(row[3], what),
+            "payload": _object(row[4], what),
         }
 
-    def save_try(self, run: dict[str, Any]) -> int:
-        """Store a `try` run (TryResult.to_dict()) and return its id."""
-        entry = run.get("entry")
-        row = (
-            run.get("created") or _now(),
-            json.dumps(run.get("command") or []),
-            run.get("cwd"),
-            run.get("status"),
-            entry.get("id") if isinstance(entry, dict) else None,
-            run.get("summary"),
-            json.dumps(run),
-        )
-        with _transaction(self._conn):
-            cursor = self._conn.execute(
-                "INSERT INTO try_runs (created, command, cwd, status, entry, summary, run) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-        return int(cursor.lastrowid or 0)
-
     def try_runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        """Summaries of the newest `try` runs, newest first."""
-        rows = self.db.query(
-            "SELECT id, created, command, status, entry, summary FROM try_runs "
-            "ORDER BY id DESC LIMIT ?",
-            [limit],
-        )
-        return [dict(r, command=json.loads(r["command"])) for r in rows]
+        """Summaries of the newest `try` runs, newest first (an unreadable one is skipped)."""
+        with self._sql():
+            rows = list(
+                self.db.query(
+                    "SELECT id, created, command, status, entry, summary FROM try_runs "
+                    "ORDER BY id DESC LIMIT ?",
+                    [limit],
+                )
+            )
+        out = []
+        for row in rows:
+            try:
+                command = _loads(row["command"], f"try run {row['id']}")
+            except HistoryRowError as exc:
+                self._skip(exc)
+                continue
+            out.append(dict(row, command=command if isinstance(command, list) else [command]))
+        return out
 
     def get_try(self, run_id: int) -> dict[str, Any]:
         """The full stored `try` run, with its `id` and `created`."""
-        row = self._conn.execute(
-            "SELECT id, created, run FROM try_runs WHERE id = ?", (run_id,)
-        ).fetchone()
+        with self._sql():
+            row = self._conn.execute(
+                "SELECT id, created, run FROM try_runs WHERE id = ?", (run_id,)
+            ).fetchone()
         if row is None:
             raise HistoryError(f"no try run with id {run_id}")
-        run: dict[str, Any] = json.loads(row[2])
+        run = _object(row[2], f"try run {run_id}")
         run.update(id=row[0], created=row[1])
         return run
+
+    def readable(
+        self, load: Callable[[int], dict[str, Any]], ids: Sequence[int]
+    ) -> list[dict[str, Any]]:
+        """`load(id)` for each id; a run that does not load is skipped with a warning."""
+        out = []
+        for run_id in ids:
+            try:
+                out.append(load(run_id))
+            except HistoryRowError as exc:
+                self._skip(exc)
+        return out
+
+    def _skip(self, exc: HistoryRowError) -> None:
+        """One warning line on stderr (the CLI) and in the log; kept in `skipped` for the app."""
+        self.skipped.append(str(exc))
+        log.warning("cuda-clinic: warning: %s", exc)
+
+
+def store(
+    kind: str, payload: dict[str, Any], bench_kind: str = "", path: Path | None = None
+) -> int:
+    """Save one run in the user database and return its id.
+
+    When another program holds the database past the timeout, the run is kept in the pending
+    folder (added at the next open) and HistoryBusyError says so: a busy database loses nothing.
+    """
+    db_path = Path(path) if path is not None else user_db_path()
+    try:
+        with History.open(db_path) as history:
+            return history.save(kind, payload, bench_kind)
+    except HistoryBusyError as exc:
+        try:
+            file = repair.keep_pending(db_path, kind, payload, bench_kind)
+        except OSError as again:
+            raise HistoryBusyError(f"{exc}; the run could not be kept either: {again}") from None
+        raise HistoryBusyError(
+            f"{exc}. This run is not lost: it is kept in {file} and is added to the history "
+            "the next time the database opens"
+        ) from None

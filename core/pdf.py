@@ -12,7 +12,7 @@ from typing import Any
 
 from core.errors import UsageError
 
-PdfRenderer = Callable[[Mapping[str, Any]], bytes]
+PdfRenderer = Callable[..., bytes]  # render(report, *, full=False) -> PDF bytes
 NO_PDF = "PDF needs the GUI extra (PySide6); use --format html or md"
 _renderers: list[PdfRenderer] = []
 
@@ -22,11 +22,12 @@ def provide(renderer: PdfRenderer) -> None:
     _renderers[:] = [renderer]
 
 
-def render(report: Mapping[str, Any]) -> bytes:
-    """The report as PDF bytes; UsageError (one line) when no renderer can run here."""
+def render(report: Mapping[str, Any], *, full: bool = False) -> bytes:
+    """The report as PDF bytes (`full`: with the appendix); UsageError (one line) when no
+    renderer can run here."""
     if not _renderers:
         raise UsageError(NO_PDF)
     try:
-        return _renderers[0](report)
+        return _renderers[0](report, full=full)
     except ImportError:  # the renderer's Qt could not be loaded
         raise UsageError(NO_PDF) from None

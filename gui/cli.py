@@ -115,11 +115,11 @@ def launch(screenshot: str | None = None, page: str | None = None) -> int:
     return gui_main(screenshot=screenshot, page=page)
 
 
-def _render_pdf(report: Mapping[str, Any]) -> bytes:
+def _render_pdf(report: Mapping[str, Any], *, full: bool = False) -> bytes:
     """The report as PDF through Qt (imported only when a PDF is asked for)."""
     from gui.report_pdf import render_pdf
 
-    return render_pdf(report)
+    return render_pdf(report, full=full)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -149,17 +149,26 @@ def discover(home: Path | None = None, cwd: Path | None = None) -> list[FoundPyt
     home = home or Path.home()
     cwd = cwd or Path.cwd()
     result = []
+    seen: set[tuple[str, str]] = set()
     if not getattr(sys, "frozen", False):  # a bundle's executable is not a Python
         result.append(FoundPython(sys.executable, "This app's Python", "this app"))
-    seen = {sys.executable}
+        seen.add(same_environment(sys.executable))
     for folder, kind in _active() + _conda_envs(home) + _venvs(home, cwd) + _pyenv_versions(home):
         python = _interpreter(folder)
-        if python and python not in seen:
-            seen.add(python)
+        if python and same_environment(python) not in seen:
+            seen.add(same_environment(python))
             result.append(FoundPython(python, f"{_name(folder)} ({kind})", kind))
     for name in ("python3", "python"):
         system = shutil.which(name)
-        if system and system not in seen:
-            seen.add(system)
+        if system and same_environment(system) not in seen:
+            seen.add(same_environment(system))
             result.append(FoundPython(system, f"{system} (system)", "system"))
     return result
+
+
+def same_environment(python: str) -> tuple[str, str]:
+    """What makes two interpreter paths one environment: the same folder (a venv's bin/) and
+    the same file behind the links. `.venv/bin/python` and `.venv/bin/python3` are one; a
+    venv's python and the system python it links to are two (their packages differ)."""
+    path = os.path.abspath(python)
+    return os.path.dirname(path), os.path.realpath(path)

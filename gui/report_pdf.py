@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +58,33 @@ def chart_image(svg: str, width: int = CHART_WIDTH_PX) -> QImage | None:
     return image
 
 
-def build_document(report: Mapping[str, Any]) -> QTextDocument:
-    """The report laid out as a QTextDocument, charts attached as image resources."""
-    _ensure_app()
-    doc = QTextDocument()
-    doc.setDocumentMargin(0)
+def chart_images(register: Callable[[str, QImage], None]) -> Callable[[Mapping[str, Any]], str]:
+    """A `chart_html` for Qt's HTML: each chart is rasterised once and handed to `register`
+    (name, image) as a document resource; the HTML shows it as an <img> of that name."""
 
     def chart_html(chart: Mapping[str, Any]) -> str:
         image = chart_image(str(chart.get("svg") or ""))
         if image is None:
             return "<p>(chart could not be drawn)</p>"
         name = f"chart-{chart.get('id', 'x')}.png"
-        doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), image)
+        register(name, image)
         height = round(CHART_WIDTH_PT * image.height() / image.width())
         return f'<p><img src="{name}" width="{CHART_WIDTH_PT}" height="{height}"></p>'
 
-    doc.setHtml(strip_marks(render_html(report, qt=True, chart_html=chart_html))[0])
+    return chart_html
+
+
+def build_document(report: Mapping[str, Any], full: bool = False) -> QTextDocument:
+    """The report laid out as a QTextDocument on A4, charts attached as image resources."""
+    _ensure_app()
+    doc = QTextDocument()
+    doc.setDocumentMargin(0)
+
+    def register(name: str, image: QImage) -> None:
+        doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(name), image)
+
+    html = render_html(report, qt=True, chart_html=chart_images(register), full=full)
+    doc.setHtml(strip_marks(html)[0])
     return doc
 
 
@@ -83,11 +94,13 @@ def render_pdf(
     *,
     redactions: Sequence[Redaction] = (),
     reveal: Collection[str] = (),
+    full: bool = False,
 ) -> bytes:
-    """The report as PDF bytes (A4), also written to `path` when given."""
+    """The report as PDF bytes (A4), also written to `path` when given: page 1 the answer,
+    the appendix only with `full`."""
     if reveal:
         report = reveal_items(report, redactions, reveal)
-    doc = build_document(report)
+    doc = build_document(report, full)
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     writer = QPdfWriter(buffer)

@@ -7,24 +7,27 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from core.answer.causes import Found, cause_text, find_cause
-from core.answer.kbfixes import entry_fixes
+from core.answer.kbfixes import entry_fixes, user_stack
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
-from core.answer.testable import Machine, scenario_blocked, untestable_reason
+from core.answer.testable import scenario_blocked, untestable_reason
 from core.tryrun.locate import frames, is_library, pasted_frame
 
 if TYPE_CHECKING:
     from core.history import History
     from core.kb.schema import Entry
     from core.kb.store import KnowledgeBase
+    from core.wizard.availability import Machine
 
 ASYNC_NOTE = (
-    "CUDA reports this error late: this is where it surfaced, the failing op may have run "
-    "earlier; re-running with CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` does) names its line"
+    "CUDA reports this error late: the failing op may have run before this line; "
+    "CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` sets) names it"
 )
 LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
-_KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
+_KB_RANK = {"measured": 0, "documented": 1, "locates": 3, "partial": 3, "unverified": 4}
 NO_MATCH = (
     "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
     "only a part of the log was pasted (the error is usually at its end)."
@@ -78,14 +81,14 @@ def build_answer(
     entry = kb.get(str(lead["id"]))
     found = find_cause(text.splitlines(), entry.id, [f["function"] for f in frames(text)[-8:]])
     if where is not None and entry.category == "kernel-fault" and not frame:
-        where.note = ASYNC_NOTE
+        where = replace(where, note=ASYNC_NOTE)
     if where is not None and where_note:
-        where.note = where_note
+        where = replace(where, note=where_note)
     fixes = list(local)
     if history is not None:
         fixes += history_fixes(entry, history)
     lead_ids = {found.prefer} if found is not None and found.prefer else set()
-    ranked = rank(fixes, entry_fixes(entry, found), machine, lead_ids)
+    ranked = rank(fixes, entry_fixes(entry, found, user_stack(text, machine)), machine, lead_ids)
     root = matches.get("root_cause") or {}
     head: Mapping[str, Any] = next(iter(matches.get("matches") or []), {})
     note = str(head.get("note") or "") if root else ""
@@ -154,9 +157,12 @@ def rank(
         fix = _merge(mine, item) if mine is not None else item
         reason = untestable_reason(fix, machine) if machine is not None and not mine else ""
         if reason:
-            fix.why = reason
-            fix.sure = f"can't test here: {reason}; {fix.sure}"
-            fix.status = "cant_test_here"
+            fix = replace(
+                fix,
+                why=reason,
+                sure=f"can't test here: {reason}; {fix.sure}",
+                status="cant_test_here",
+            )
         lead = fix.source == "cause" or fix.fix_id in lead_ids
         out.append((_key(fix, order, lead=lead), fix))
     for order, fix in enumerate(seen.values(), start=len(out)):
@@ -166,12 +172,11 @@ def rank(
 
 def _merge(mine: AnswerFix, kb: AnswerFix) -> AnswerFix:
     """A KB fix judged on this machine: this machine's word, the KB's exact change and scope."""
-    mine.change = kb.change or mine.change
-    mine.kind = kb.kind
-    mine.scope = kb.scope
+    mine = replace(
+        mine, change=kb.change or mine.change, kind=kb.kind, scope=kb.scope, differs=kb.differs
+    )
     if mine.status == "cant_test_here" and kb.status in _KB_RANK:
-        mine.sure = f"{mine.sure}; {kb.sure}"
-        mine.measured = None
+        mine = replace(mine, sure=f"{mine.sure}; {kb.sure}", measured=None)
     return mine
 
 
@@ -245,7 +250,7 @@ def entry_answer(
         entry=entry.id,
         title=entry.title,
         cause=_cause(entry, None, {}),
-        fixes=rank(local, entry_fixes(entry), machine),
+        fixes=rank(local, entry_fixes(entry, user=user_stack("", machine)), machine),
         next=next_step(entry, None, "", machine),
         note=note,
         origin=entry.origin,

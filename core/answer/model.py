@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from core.models import Model
+
 ANSWER_SCHEMA = "cuda-clinic/answer/1"
 
 # How a fix stands, strongest first (the order the answer ranks them in).
@@ -19,7 +21,8 @@ FixStatus = Literal[
     "cant_test_here",  # it applies, but this machine cannot run it (the reason says why)
     "measured",  # the clinic's own runs on another machine (scope names it) verified it
     "documented",  # a cited source reports it fixes the error; not measured by the clinic
-    "partial",  # helps (diagnosis, or in some cases): the KB's verdict is "partial"
+    "locates",  # a diagnosis: the KB's verdict "locates" (it finds the failing line, no fix)
+    "partial",  # helps in some cases: the KB's verdict is "partial"
     "unverified",  # suggested, nobody measured it
     "failed_here",  # a run on this machine tried it and the error stayed
 ]
@@ -29,6 +32,7 @@ STATUS_ORDER: tuple[str, ...] = (
     "measured",
     "documented",
     "cant_test_here",
+    "locates",
     "partial",
     "unverified",
     "failed_here",
@@ -39,6 +43,7 @@ STATUS_WORDS = {
     "cant_test_here": "can't test here",
     "measured": "measured by the clinic",
     "documented": "documented fix",
+    "locates": "finds the failing line (a diagnosis, not a fix)",
     "partial": "helps, not a full fix",
     "unverified": "not verified",
     "failed_here": "did not fix it on this machine",
@@ -46,8 +51,8 @@ STATUS_WORDS = {
 ChangeKind = Literal["code", "env", "command", "switch", "text"]
 
 
-class _Model(msgspec.Struct, kw_only=True, omit_defaults=False):
-    """Base: keyword-only fields, a JSON-ready dict."""
+class _Model(Model, frozen=True, kw_only=True):
+    """Base: the project's frozen model, plus its JSON-ready dict."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data."""
@@ -55,14 +60,14 @@ class _Model(msgspec.Struct, kw_only=True, omit_defaults=False):
         return data
 
 
-class LogLine(_Model, kw_only=True):
+class LogLine(_Model, frozen=True, kw_only=True):
     """A line of the log that proves something: its 1-based number and text."""
 
     line: int
     text: str
 
 
-class Cause(_Model, kw_only=True):
+class Cause(_Model, frozen=True, kw_only=True):
     """What went wrong: specific when the log proves which op and which limit."""
 
     text: str
@@ -74,7 +79,7 @@ class Cause(_Model, kw_only=True):
     values: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-class Where(_Model, kw_only=True):
+class Where(_Model, frozen=True, kw_only=True):
     """The user's own frame: not torch, not site-packages, not <frozen ...>."""
 
     file: str
@@ -84,7 +89,7 @@ class Where(_Model, kw_only=True):
     note: str = ""  # e.g. an asynchronous CUDA error surfaces after the op that caused it
 
 
-class Measured(_Model, kw_only=True):
+class Measured(_Model, frozen=True, kw_only=True):
     """A run on this machine that judged a fix."""
 
     run: str  # "try:3" or "wizard run 12"
@@ -94,7 +99,7 @@ class Measured(_Model, kw_only=True):
     verdict: str = ""  # the run's own word: fixed, located, still fails
 
 
-class AnswerFix(_Model, kw_only=True):
+class AnswerFix(_Model, frozen=True, kw_only=True):
     """One fix: the exact change, and how sure the clinic is that it works."""
 
     title: str
@@ -104,13 +109,14 @@ class AnswerFix(_Model, kw_only=True):
     sure: str = ""  # the status in words, with where and when
     source: Literal["try", "wizard", "kb", "cause"] = "kb"
     measured: Measured | None = None
-    scope: str = ""  # the stack a measured verdict was measured on ("" when not measured)
+    scope: str = ""  # the stack the verdict was measured or reported on, with its date
+    differs: str = ""  # how the user's stack differs from `scope` in a way that matters
     why: str = ""  # for cant_test_here / failed_here: the reason
     fix_id: str = ""  # the KB's no-code fix id or wizard step, when there is one
     needs: str = ""  # "cuda": it acts on CUDA/cuDNN only, so a CPU-only machine cannot test it
 
 
-class Next(_Model, kw_only=True):
+class Next(_Model, frozen=True, kw_only=True):
     """The one command (or button) that verifies the answer on this machine."""
 
     command: str
@@ -120,7 +126,7 @@ class Next(_Model, kw_only=True):
     blocked: str = ""  # why it cannot run here, when known
 
 
-class Answer(_Model, kw_only=True):
+class Answer(_Model, frozen=True, kw_only=True):
     """The answer: `cause`, `where`, `fixes` (ranked), `next`."""
 
     schema: str = ANSWER_SCHEMA

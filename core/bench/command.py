@@ -139,7 +139,8 @@ def _list(args: argparse.Namespace) -> int:
     from core.history import History
 
     with History.open() as history:
-        runs = [history.get_bench(int(r["id"])) for r in history.bench_runs(kind=args.kind)]
+        ids = [int(r["id"]) for r in history.bench_runs(kind=args.kind)]
+        runs = history.readable(history.get_bench, ids)  # an unreadable one: a warning
     rows = [run_summary(run) for run in runs]
     if args.json:
         print(json.dumps({"runs": rows}, indent=2))

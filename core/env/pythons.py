@@ -7,15 +7,17 @@ torch never imported), so a broken or slow environment costs at most `timeout` s
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from core.boundedio import loads_json
+from core.contain import Outcome, run_contained
 from core.env.probe import script_path
+from core.errors import InputError
 
 PROBE_TIMEOUT_S = 15.0
+PROBE_OUTPUT_BYTES = 1 << 20  # the answer is one JSON line
 
 
 @dataclass(frozen=True)
@@ -50,25 +52,26 @@ class TorchBuild:
 
 
 def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> TorchBuild:
-    """Ask `python` for its torch build in a child process (killed after `timeout` s)."""
+    """Ask `python` for its torch build in a child process, contained: its whole process tree
+    ends after `timeout` s and its output is capped (a hostile interpreter costs nothing)."""
     try:
-        proc = subprocess.run(
+        outcome = run_contained(
             [python, "-I", str(script_path("torchbuild"))],
-            capture_output=True,
-            text=True,
             timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
+            output="streams",
+            max_bytes=PROBE_OUTPUT_BYTES,
         )
-    except subprocess.TimeoutExpired:
-        return TorchBuild(python, error=f"no answer within {timeout:g} s")
     except OSError as exc:
         return TorchBuild(python, error=exc.strerror or str(exc))
+    if outcome.status == "timed_out":
+        return TorchBuild(python, error=f"no answer within {timeout:g} s")
     try:
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
-        return TorchBuild(python, error=last[:200])
+        lines = outcome.stdout.strip().splitlines()
+        data = loads_json(lines[-1], name=python, what="torch build answer")
+        if not isinstance(data, dict):
+            raise ValueError(data)
+    except (IndexError, ValueError, InputError):
+        return TorchBuild(python, error=why_no_answer(python, outcome, timeout))
     torch = data.get("torch") or {}
     return TorchBuild(
         python=python,
@@ -79,6 +82,32 @@ def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> TorchBuild:
         cuda=str(torch.get("cuda") or ""),
         hip=str(torch.get("hip") or ""),
     )
+
+
+MIN_PYTHON = (3, 8)  # what the probe scripts run on (core/env/probe: `python -I`, f-strings, ...)
+# Prints the interpreter's version on Python 2 and 3 alike.
+_VERSION_CODE = "import sys; sys.stdout.write('%d.%d.%d' % tuple(sys.version_info[:3]))"
+
+
+def why_no_answer(python: str, outcome: Outcome, timeout: float = PROBE_TIMEOUT_S) -> str:
+    """What went wrong with an interpreter that did not answer the probe, in words (its raw
+    stderr, such as "Try `python -h' for more information.", says nothing to a user)."""
+    try:  # -S: no site, so a broken one still answers; contained like the probe itself
+        asked = run_contained(
+            [python, "-S", "-c", _VERSION_CODE], timeout=timeout, output="streams", max_bytes=4096
+        )
+        version = tuple(int(p) for p in asked.stdout.strip().split("."))
+    except (OSError, ValueError):
+        version = ()
+    if len(version) == 3 and version[:2] < MIN_PYTHON:
+        shown = ".".join(str(n) for n in version)
+        need = ".".join(str(n) for n in MIN_PYTHON)
+        return f"Python {shown} is too old: the check needs Python {need} or newer"
+    if not version:
+        return "it does not run as Python (it printed no version when asked)"
+    if outcome.signal:
+        return f"it crashed while the check ran ({outcome.signal})"
+    return f"the check stopped with exit code {outcome.exit_code} before it could answer"
 
 
 def probe_many(

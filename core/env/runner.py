@@ -16,7 +16,6 @@ cause of "wrong torch"). Each probe drops its own folder from sys.path before lo
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -28,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import timing
+from core.boundedio import loads_json
 from core.contain import Outcome, run_contained
 from core.env.probe import script_path
-from core.errors import ClinicError
+from core.errors import ClinicError, InputError
 
 QUICK_TIMEOUT_S = 60.0
 # The first CUDA call can JIT-compile PTX for minutes on a new GPU; beyond this we give up.
@@ -113,10 +113,10 @@ def _read_json(path: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     if size > MAX_JSON_BYTES:
         return None, f"the probe wrote {size:,} bytes of JSON (more than {MAX_JSON_BYTES:,})"
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            data = json.loads(fh.read(MAX_JSON_BYTES + 1))
-    except (OSError, ValueError):
+    try:  # depth-checked too: a hostile interpreter's JSON is one error, not a RecursionError
+        with open(path, "rb") as fh:
+            data = loads_json(fh.read(MAX_JSON_BYTES + 1), name=path, what="probe output")
+    except (OSError, InputError):
         return None, "the probe printed no valid JSON"
     if not isinstance(data, dict):
         return None, "the probe printed no JSON object"

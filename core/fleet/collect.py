@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from core.boundedio import MiB, read_bytes, size_text
 from core.contain import run_contained
 from core.errors import UsageError
 from core.fleet.model import FleetRun, NodeResult, Status, natural_key, parse_env_output
@@ -24,6 +25,8 @@ Progress = Callable[[int, int | None, int], None]  # (done, total or None, faile
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_PARALLEL = 32
 DEFAULT_REMOTE = "cuda-clinic"
+HOSTFILE_MAX_BYTES = 4 * MiB
+NODE_OUTPUT_BYTES = 16 * MiB  # one node's env JSON is about 100 KB
 _MARK = "@@cuda-clinic-fleet"
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _SRUN_TASK_ERROR = re.compile(r"srun: error: (?P<node>[\w.-]+): task (?P<task>\d+): (?P<why>.*)")
@@ -38,10 +41,8 @@ def env_command(remote: str, deep: bool) -> str:
 def read_hostfile(path: str | Path) -> list[str]:
     """Host names from a host file: one per line, the first word (`gpu01 slots=8` works),
     `#` comments and blank lines skipped, duplicates dropped."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read host file {path}: {exc.strerror or exc}") from None
+    try:  # bounded; a FIFO or a device is refused without being opened
+        text = read_bytes(path, what="host file", max_bytes=HOSTFILE_MAX_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"host file {path} is not text") from None
     hosts: list[str] = []
@@ -56,12 +57,16 @@ def read_hostfile(path: str | Path) -> list[str]:
 
 def _run(cmd: Sequence[str], timeout: float) -> tuple[int | None, str, str, float]:
     """Run `cmd` contained (core.contain): (exit code or None when it timed out, stdout,
-    stderr, seconds)."""
-    outcome = run_contained(cmd, timeout=timeout, output="streams")
+    stderr, seconds). A node's output past NODE_OUTPUT_BYTES is reported, not kept: 32 nodes
+    at once each flooding must not cost 32 times the cap."""
+    outcome = run_contained(cmd, timeout=timeout, output="streams", max_bytes=NODE_OUTPUT_BYTES)
     code = outcome.exit_code
     if outcome.status == "exited" and code is None and outcome.signal:
         code = -1
-    return code, outcome.stdout, outcome.stderr, round(outcome.wall_s, 3)
+    out = outcome.stdout
+    if outcome.stdout_truncated:
+        out = f"[output larger than {size_text(NODE_OUTPUT_BYTES)}; not read]"
+    return code, out, outcome.stderr, round(outcome.wall_s, 3)
 
 
 def _last_line(text: str) -> str:
@@ -103,8 +108,10 @@ def collect_ssh(
     remote: str = DEFAULT_REMOTE,
     progress: Progress | None = None,
     source: str = "",
+    ssh_config: str | None = None,
 ) -> FleetRun:
-    """`ssh -o BatchMode=yes host cuda-clinic env --json` on every host, `parallel` at a time."""
+    """`ssh -o BatchMode=yes host cuda-clinic env --json` on every host, `parallel` at a time;
+    `ssh_config` is given to ssh as `-F` (another port, key, jump host)."""
     command = env_command(remote, deep)
     connect = max(1, min(10, int(timeout)))
     start = time.perf_counter()
@@ -112,7 +119,9 @@ def collect_ssh(
     lock = threading.Lock()
 
     def one(host: str) -> NodeResult:
-        cmd = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect}", host, command]
+        config = ["-F", ssh_config] if ssh_config else []
+        cmd = ["ssh", *config, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect}"]
+        cmd += [host, command]
         try:
             rc, out, err, secs = _run(cmd, timeout)
         except FileNotFoundError:

@@ -79,6 +79,11 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="CMD",
         help="how a node runs cuda-clinic (default: cuda-clinic)",
     )
+    parser.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="ssh: use this ssh configuration (ssh -F FILE: a port, a key, a jump host)",
+    )
     parser.add_argument("--json", action="store_true", help="print the fleet run as JSON")
     parser.add_argument(
         "--save", metavar="DIR", help="also write one env JSON per node and fleet.json to DIR"
@@ -164,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
             remote=args.remote_command,
             progress=progress,
             save_to=args.save,
+            ssh_config=args.ssh_config,
         )
     finally:
         progress.finish(None if args.source else run_)

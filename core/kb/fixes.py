@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-FIX_KINDS = ("fix", "diagnose")
+# "dead_end": a change sources suggest that the clinic measured as not fixing the error; kept so
+# a wizard (and `try --fixes`, on your own script) can show it, never offered as a fix.
+FIX_KINDS = ("fix", "diagnose", "dead_end")
 
 
 @dataclass(frozen=True)
@@ -107,13 +109,55 @@ _FIELDS: dict[str, type] = {
 }
 
 
+# Variables that change which code runs, not how it runs: loader and plugin paths, interpreter
+# and shell start-up files. A fix from the user's own pack may not set them (a shared pack edited
+# by someone else, run with --yes, would otherwise run their code); bundled fixes are reviewed.
+CODE_VARIABLES = {
+    "PATH": "the programs found on PATH",
+    "PYTHONPATH": "Python's import path",
+    "PYTHONHOME": "Python's standard library",
+    "PYTHONSTARTUP": "a Python start-up file",
+    "PYTHONUSERBASE": "Python's user site-packages",
+    "PYTHONEXECUTABLE": "Python's executable",
+    "PYTHONPLATLIBDIR": "Python's library folder",
+    "PYTHONBREAKPOINT": "a function imported by breakpoint()",
+    "PYTHONWARNINGS": "warning filters (they import the modules they name)",
+    "BASH_ENV": "a file bash runs at start-up",
+    "ENV": "a file sh runs at start-up",
+    "SHELLOPTS": "bash's options",
+    "GCONV_PATH": "glibc's character-set modules",
+    "PERL5LIB": "Perl's import path",
+    "PERL5OPT": "Perl's options",
+    "RUBYOPT": "Ruby's options",
+    "RUBYLIB": "Ruby's import path",
+    "NODE_OPTIONS": "Node's options",
+    "CUDA_INJECTION64_PATH": "a library injected into every CUDA program",
+    "CUDA_INJECTION32_PATH": "a library injected into every CUDA program",
+    "NCCL_NET_PLUGIN": "a network plugin library NCCL loads",
+    "NCCL_TUNER_PLUGIN": "a tuner plugin library NCCL loads",
+    "NCCL_PROFILER_PLUGIN": "a profiler plugin library NCCL loads",
+}
+CODE_PREFIXES = {
+    "LD_": "the dynamic loader (libraries loaded into every program)",
+    "DYLD_": "the macOS dynamic loader",
+    "BASH_FUNC_": "a bash function defined in every child shell",
+}
+
+
+def code_variable(name: str) -> str | None:
+    """What `name` changes when it changes which code runs (see CODE_VARIABLES), else None."""
+    if name in CODE_VARIABLES:
+        return CODE_VARIABLES[name]
+    return next((why for prefix, why in CODE_PREFIXES.items() if name.startswith(prefix)), None)
+
+
 @dataclass(frozen=True)
 class Fix:
     """One fix that needs no code change: variables to set and switches to apply."""
 
     id: str
     title: str
-    kind: str = "fix"  # "fix" (may make the error go away) or "diagnose" (locates it)
+    kind: str = "fix"  # "fix" (may make it go away), "diagnose" (locates it) or "dead_end"
     env: dict[str, str] = field(default_factory=dict)
     switches: tuple[str, ...] = ()
     advice: str = ""  # what to change for good, as code or environment

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from core.errors import KBError
 from core.kb.schema import Entry, parse_entry
+from core.kb.scope import Records, with_scopes
 from core.paths import resources_dir
 
 
@@ -45,21 +46,23 @@ class LoadResult:
 def load_dir(
     root: Path,
     scenario_ids: Collection[str] | None = None,
+    *,
     known_ids: Collection[str] = (),
     evidence_root: Path | None = None,
     label_of: Callable[[Path], str] = display_path,
+    user: bool = False,
 ) -> LoadResult:
     """Parse every entry under `root`; `scenario_ids`, when given, are the registered scenarios.
 
     `known_ids` are entries outside `root` that links may point at (a pack's links to bundled
     entries); evidence records are looked up under `evidence_root` (default: root's parent);
-    `label_of` names a file in error lines."""
+    `label_of` names a file in error lines; `user`: a pack of the user's own entries."""
     result = LoadResult()
     labels: dict[str, str] = {}
     for path in entry_files(root):
         label = label_of(path)
         try:
-            entry = parse_entry(path, root, label)
+            entry = parse_entry(path, root, label, user)
         except KBError as exc:
             result.errors.append(str(exc))
             continue
@@ -68,13 +71,14 @@ def load_dir(
     known = {entry.id for entry in result.entries} | _ids_of_bad_files(root, result)
     known |= set(known_ids)
     evidence = evidence_root or root.parent
+    records = Records(evidence)
     good = []
     for entry in result.entries:
         problem = _link_problem(entry, known, scenario_ids) or _run_problem(entry, evidence)
         if problem:
             result.errors.append(f"{labels[entry.id]}: {problem}")
-        else:
-            good.append(entry)
+        else:  # each verdict's stack: from the records and the citations it names
+            good.append(with_scopes(entry, evidence, records))
     result.entries = good
     return result
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
+from core.boundedio import LOG_TAIL_BYTES, describe, read_tail
 from core.errors import UsageError
 from core.kb.options import add_pack_option, open_kb_for
 from core.kb.render import USER_LABEL
@@ -15,7 +16,7 @@ from core.models import encode_json
 if TYPE_CHECKING:
     from core.kb.matcher import MatchReport
 
-MAX_READ_BYTES = 64 * 1024 * 1024  # beyond this only the tail is read: errors are at the end
+MAX_READ_BYTES = LOG_TAIL_BYTES  # beyond this only the tail is read: errors are at the end
 BINARY_SNIFF_CHARS = 64 * 1024
 
 
@@ -37,42 +38,16 @@ def add_parser(
     return parser
 
 
-def read_input(source: str) -> str:
-    """The text of FILE or stdin, decoded leniently (binary junk becomes replacement chars)."""
-    if source == "-":
-        if sys.stdin.isatty():
-            print("Paste the error, then press Ctrl-D (Ctrl-Z Enter on Windows):", file=sys.stderr)
-        return _decode(_read_tail(sys.stdin.buffer))
-    path = Path(source)
-    if path.is_dir():
-        raise UsageError(f"{source} is a folder; give a log file or - for standard input")
-    if not path.is_file():
-        raise UsageError(f"{source}: no such file")
-    try:
-        with path.open("rb") as handle:
-            size = path.stat().st_size
-            if size > MAX_READ_BYTES:
-                handle.seek(size - MAX_READ_BYTES)
-            data = handle.read(MAX_READ_BYTES)
-    except OSError as exc:
-        raise UsageError(f"{source}: cannot be read: {exc.strerror}") from None
-    return _decode(data)
-
-
-def _read_tail(stream: BinaryIO) -> bytes:
-    """Read a stream, keeping only its last MAX_READ_BYTES."""
-    chunks: list[bytes] = []
-    kept = 0
-    while chunk := stream.read(1024 * 1024):
-        chunks.append(chunk)
-        kept += len(chunk)
-        while kept - len(chunks[0]) >= MAX_READ_BYTES:
-            kept -= len(chunks.pop(0))
-    return b"".join(chunks)[-MAX_READ_BYTES:]
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+def read_input(source: str, limit: int = MAX_READ_BYTES) -> str:
+    """The text of FILE or stdin (its last `limit` bytes: errors are at the end), decoded
+    leniently (binary junk becomes replacement chars); a note on stderr says what was cut."""
+    if source == "-" and sys.stdin.isatty():
+        print("Paste the error, then press Ctrl-D (Ctrl-Z Enter on Windows):", file=sys.stderr)
+    read = read_tail(source, limit, what="log")
+    note = read.note(describe(source))
+    if note:
+        print(f"cuda-clinic: note: {note}", file=sys.stderr)
+    return read.data.decode("utf-8", errors="replace")
 
 
 def looks_binary(text: str) -> bool:

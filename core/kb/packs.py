@@ -14,9 +14,10 @@ import hashlib
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from core.errors import UsageError
+from core.boundedio import read_bytes
+from core.errors import InputError, UsageError
 from core.kb.loader import LoadResult, entry_files, load_dir, registered_scenarios
-from core.kb.schema import Entry
+from core.kb.schema import ENTRY_MAX_BYTES, Entry
 
 USER = "user"
 
@@ -37,9 +38,9 @@ def pack_digest(root: Path) -> str:
     digest = hashlib.sha256(f"pack={root.resolve().as_posix()}".encode())
     for path in entry_files(root):
         digest.update(f"\0{path.relative_to(root).as_posix()}\0".encode())
-        try:
-            digest.update(path.read_bytes())
-        except OSError as exc:  # unreadable: reported by the loader, hashed by its error
+        try:  # bounded, and never opens a FIFO (the loader reports it)
+            digest.update(read_bytes(path, what="KB entry", max_bytes=ENTRY_MAX_BYTES))
+        except InputError as exc:  # unreadable: reported by the loader, hashed by its error
             digest.update(str(exc).encode())
     return digest.hexdigest()
 
@@ -49,7 +50,12 @@ def load_pack(root: Path, bundled: Collection[Entry]) -> LoadResult:
     bundled_ids = {entry.id for entry in bundled}
     # Absolute file names: the errors are stored with the build and shown from any folder.
     result = load_dir(
-        root, registered_scenarios(), known_ids=bundled_ids, evidence_root=root, label_of=str
+        root,
+        registered_scenarios(),
+        known_ids=bundled_ids,
+        evidence_root=root,
+        label_of=str,
+        user=True,
     )
     kept = []
     for entry in result.entries:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from core.kb.anchors import GRAM
+from core.kb.saferegex import Pattern, compile_signature
 from core.kb.store import KnowledgeBase, SignatureRow
 from core.kb.wrapped import MAIN_KINDS
 
@@ -68,11 +69,11 @@ def prepare(text: str) -> Log:
 class _Sig:
     row: SignatureRow
     specificity: float
-    regex: re.Pattern[str] | None = None
+    regex: Pattern | None = None
 
-    def compiled(self) -> re.Pattern[str]:
-        if self.regex is None:
-            self.regex = re.compile(self.row.pattern, re.IGNORECASE)
+    def compiled(self) -> Pattern:
+        if self.regex is None:  # a pack's signature runs on RE2: linear in the line's length
+            self.regex = compile_signature(self.row.pattern, self.row.user)
         return self.regex
 
 
@@ -205,7 +206,7 @@ def _wrapped_hits(log: Log, index: SignatureIndex) -> list[Hit]:
     return found
 
 
-def _wrapped_match_line(parts: list[str], sep: str, regex: re.Pattern[str]) -> int | None:
+def _wrapped_match_line(parts: list[str], sep: str, regex: Pattern) -> int | None:
     """Index of the part where a match spanning a wrap starts; None if no match spans one."""
     text = sep.join(parts)
     bounds, at = [], 0

@@ -5,14 +5,17 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from core.errors import KBError
-from core.kb.fixes import Fix, parse_fixes
+from core.boundedio import MiB, read_bytes
+from core.errors import InputError, KBError
+from core.kb.fixes import Fix, code_variable, parse_fixes
+from core.kb.saferegex import check_signature
+from core.kb.scope import Scope, check_stack
 from core.kb.wizard_spec import WizardSpec, parse_wizard
 from core.kb.wrapped import Wrapped, parse_wrapped
 
@@ -38,9 +41,11 @@ CATEGORIES = (
     "crash",  # the process died without an error message (ranked below any other match)
 )
 CONFIDENCES = ("high", "medium", "low")
-VERDICTS = ("fixes", "partial", "does_not_fix", "not_applicable", "unverified")
+# `locates` is a diagnostic's verdict: it names the failing op or line, it does not fix the error.
+VERDICTS = ("fixes", "partial", "locates", "does_not_fix", "not_applicable", "unverified")
 CLAIM_VERDICTS = ("right", "partly_right", "wrong", "unverified")
 
+ENTRY_MAX_BYTES = 1 * MiB  # the largest bundled entry is about 20 KB
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # A number followed by a percent sign ("85%", "70 %"); `x % 8` (modulo) has no digit before it.
 _PERCENT = re.compile(r"\d(?:[\d.,]*\d)?\s?%")
@@ -93,7 +98,7 @@ _CLAIM_FIELDS: dict[str, type] = {
     "verdict": str,
     "evidence": str,
 }
-_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str}
+_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str, "stack": dict}
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class Workaround:
     step: str = ""
     notes: str = ""
     runs: tuple[str, ...] = ()  # evidence records (paths under resources/) that measured `step`
+    scopes: tuple[Scope, ...] = ()  # derived on load: the stacks the verdict rests on
 
 
 @dataclass(frozen=True)
@@ -119,15 +125,17 @@ class SeedClaim:
     verdict: str
     claimed_success: str = ""
     evidence: str = ""
+    scopes: tuple[Scope, ...] = ()  # derived on load: the stacks the verdict rests on
 
 
 @dataclass(frozen=True)
 class Citation:
-    """An issue thread or document that an entry relies on."""
+    """An issue thread or document that an entry relies on, and the stack it reports on."""
 
     ref: str
     title: str = ""
     url: str = ""
+    stack: dict[str, str] = field(default_factory=dict)  # torch, cuda, cudnn, gpu, date, ...
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,9 @@ class Entry:
         """A JSON-ready dict (tuples become lists; the wizard table as plain data)."""
         data = asdict(self)
         data["wizard"] = msgspec.to_builtins(self.wizard) if self.wizard else None
+        for name in ("workarounds", "dead_ends", "seed_claims"):
+            for item, obj in zip(data[name], getattr(self, name), strict=True):
+                item["scopes"] = [s.to_dict() | {"text": s.text()} for s in obj.scopes]
         return data
 
 
@@ -233,12 +244,15 @@ def split_front_matter(text: str, checker: _Checker) -> tuple[str, str]:
     raise checker.fail("front matter", "no closing '+++' line")
 
 
-def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
-    """Read and validate one entry file; `root` is the KB directory (for the id-path rule)."""
+def parse_entry(path: Path, root: Path, label: str | None = None, user: bool = False) -> Entry:
+    """Read and validate one entry file; `root` is the KB directory (for the id-path rule);
+    `user`: a file of the user's pack (its signatures run on RE2 where RE2 can run them)."""
     check = _Checker(label or str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # bounded: a pack may hold a FIFO or a huge file under an .md name
+        text = read_bytes(path, what="KB entry", max_bytes=ENTRY_MAX_BYTES).decode("utf-8")
+    except InputError as exc:
+        raise check.fail("file", f"cannot be read: {str(exc).split(': ', 1)[-1]}") from None
+    except UnicodeDecodeError as exc:
         raise check.fail("file", f"cannot be read: {exc}") from None
     front, body = split_front_matter(text, check)
     try:
@@ -253,8 +267,8 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
     _check_identity(check, data, path, root)
     check.one_of("category", data["category"], CATEGORIES)
     check.one_of("confidence", data["confidence"], CONFIDENCES)
-    _check_signatures(check, "signatures", data["signatures"], required=True)
-    _check_signatures(check, "context_signatures", data.get("context_signatures", []))
+    _check_signatures(check, "signatures", data["signatures"], required=True, user=user)
+    _check_signatures(check, "context_signatures", data.get("context_signatures", []), user=user)
     for name in ("title", "summary", "affected_versions", "fixed_versions"):
         check.no_percent(name, data.get(name, ""))
     check.no_percent("body", _INLINE_CODE.sub("", _FENCE.sub("", body)))
@@ -265,6 +279,8 @@ def parse_entry(path: Path, root: Path, label: str | None = None) -> Entry:
         raise check.fail("seed", "is required when seed_claims are given")
     citations = _citations(check, data.get("citations"))
     fixes = parse_fixes(data.get("fixes", []), check.fail)
+    if user:
+        _check_pack_fixes(check, fixes)
     wrapped = parse_wrapped(data.get("wrapped", []), check.fail)
     wizard = _wizard(check, data, fixes, workarounds, dead_ends)
     scenario = data["id"] if wizard is not None else data.get("scenario", "")
@@ -335,8 +351,23 @@ def _check_identity(check: _Checker, data: dict[str, Any], path: Path, root: Pat
         raise check.fail("domain", f"must match the id's domain {domain!r}")
 
 
-def _check_signatures(check: _Checker, field: str, sigs: list[str], required: bool = False) -> None:
-    """Every signature compiles and cannot match an empty line (it would match everything)."""
+def _check_pack_fixes(check: _Checker, fixes: tuple[Fix, ...]) -> None:
+    """A pack's fix may not set a variable that changes which code runs (core/kb/fixes.py)."""
+    for i, fix in enumerate(fixes):
+        for name in fix.env:
+            what = code_variable(name)
+            if what:
+                raise check.fail(
+                    f"fixes[{i}].env.{name}",
+                    f"changes which code runs ({what}); a fix from your own pack may not set it",
+                )
+
+
+def _check_signatures(
+    check: _Checker, field: str, sigs: list[str], required: bool = False, user: bool = False
+) -> None:
+    """Every signature compiles, cannot match an empty line (it would match everything), and
+    matches in bounded time (core/kb/saferegex.py; `user`: a pack's, run on RE2 when it can)."""
     if required and not sigs:
         raise check.fail(field, "needs at least one regex")
     for i, sig in enumerate(sigs):
@@ -346,6 +377,9 @@ def _check_signatures(check: _Checker, field: str, sigs: list[str], required: bo
             raise check.fail(f"{field}[{i}]", f"is not a valid regex: {exc}") from None
         if pattern.search("") is not None:
             raise check.fail(f"{field}[{i}]", "matches an empty line, so it would match any text")
+        risk = check_signature(sig, user)
+        if risk:
+            raise check.fail(f"{field}[{i}]", f"could make matching hang: {risk}")
 
 
 def _workarounds(check: _Checker, items: list[Any], field: str) -> tuple[Workaround, ...]:
@@ -418,5 +452,7 @@ def _citations(check: _Checker, items: list[Any] | None) -> tuple[Citation, ...]
         item = check.table(raw, _CITATION_FIELDS, prefix)
         if not item.get("ref", "").strip():
             raise check.fail(prefix + "ref", "is required")
+        if "stack" in item:
+            item = {**item, "stack": check_stack(item["stack"], check.fail, prefix + "stack.")}
         result.append(Citation(**item))
     return tuple(result)

@@ -19,6 +19,7 @@ from core.kb.fixes import Fix
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.packs import check_pack_dir, load_packs, pack_digest
 from core.kb.schema import Citation, Entry, SeedClaim, Workaround
+from core.kb.scope import Scope, scope_from_dict
 from core.kb.wrapped import Wrapped
 from core.paths import resources_dir, resources_writable, user_cache_dir
 
@@ -39,6 +40,7 @@ class SignatureRow:
     pattern: str
     anchors: tuple[tuple[str, str], ...]  # (kind, word) alternatives, see core/kb/anchors.py
     literal_chars: int
+    user: bool = False  # a pack's signature: matched on RE2 (core/kb/saferegex.py)
 
 
 def cache_dir() -> Path:
@@ -236,12 +238,13 @@ class KnowledgeBase:
         """Every signature and context signature, in entry and position order (cached)."""
         if self._signatures is None:
             sql = (
-                "SELECT entry_id, kind, position, pattern, anchors, literal_chars FROM signatures "
-                "ORDER BY entry_id, kind DESC, position"
+                "SELECT s.entry_id, s.kind, s.position, s.pattern, s.anchors, s.literal_chars, "
+                "e.origin = 'user' FROM signatures s JOIN entries e ON e.id = s.entry_id "
+                "ORDER BY s.entry_id, s.kind DESC, s.position"
             )
             self._signatures = [
-                SignatureRow(e, k, p, pat, tuple((a, w) for a, w in json.loads(anc)), lit)
-                for e, k, p, pat, anc, lit in self._conn.execute(sql)
+                SignatureRow(e, k, p, pat, tuple((a, w) for a, w in json.loads(anc)), lit, bool(u))
+                for e, k, p, pat, anc, lit, u in self._conn.execute(sql)
             ]
         return self._signatures
 
@@ -314,7 +317,12 @@ def _workaround(row: sqlite3.Row) -> Workaround:
         step=row["step"],
         notes=row["notes"],
         runs=tuple(json.loads(row["runs"])),
+        scopes=_scopes(row),
     )
+
+
+def _scopes(row: sqlite3.Row) -> tuple[Scope, ...]:
+    return tuple(scope_from_dict(s) for s in json.loads(row["scopes"]))
 
 
 def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row]]]) -> Entry:
@@ -330,7 +338,7 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
         context_signatures=tuple(s["pattern"] for s in sigs if s["kind"] == "context"),
         confidence=row["confidence"],
         citations=tuple(
-            Citation(ref=c["ref"], title=c["title"], url=c["url"])
+            Citation(ref=c["ref"], title=c["title"], url=c["url"], stack=json.loads(c["stack"]))
             for c in children["citations"].get(eid, [])
         ),
         error_codes=tuple(json.loads(row["error_codes"])),
@@ -348,6 +356,7 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
                 verdict=c["verdict"],
                 claimed_success=c["claimed_success"],
                 evidence=c["evidence"],
+                scopes=_scopes(c),
             )
             for c in children["seed_claims"].get(eid, [])
         ),

@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.boundedio import read_bytes
+from core.boundedio import MiB, read_bytes, read_ends
 from core.contain import run_contained
 from core.errors import InputError
 from core.models import decode_json
@@ -29,6 +29,7 @@ from core.nccl.model import RankEvent
 WORKER = Path(__file__).resolve().parent / "worker.py"
 TOKEN_ENV = "CUDA_CLINIC_NCCL_RUN"
 SRUN_GRACE_S = 5.0
+LOG_END_BYTES = 4 * MiB  # the launcher log's first and last bytes that are read
 MAX_RANK_LOG = 64 << 20  # a rank's events file read at most this far
 
 
@@ -72,8 +73,9 @@ class LaunchResult:
     def log_text(self) -> str:
         """The launcher's combined output (every rank's stdout and stderr, NCCL's INFO lines)."""
         try:
-            return Path(self.log_path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            # bounded: NCCL's setup lines are at the start, the failure at the end
+            return read_ends(self.log_path, LOG_END_BYTES, LOG_END_BYTES, what="launcher log")
+        except InputError:
             return ""
 
 

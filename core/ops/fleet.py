@@ -25,6 +25,7 @@ def fleet(
     remote: str = "cuda-clinic",
     progress: Progress | None = None,
     save_to: str | Path | None = None,
+    ssh_config: str | None = None,
 ) -> tuple[FleetRun, Path | None]:
     """Read `source`, or collect over ssh from `hostfile` or through srun; analyse; save to
     `save_to` if given. Returns the run (its `analysis` set) and the saved fleet.json."""
@@ -39,6 +40,7 @@ def fleet(
             remote=remote,
             progress=progress,
             source=hostfile,
+            ssh_config=ssh_config,
         )
     else:
         run = collect_srun(

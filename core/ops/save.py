@@ -2,7 +2,9 @@
 
 Each operation saves the same way: a result that says something about this machine is written
 inside one transaction and gets its id back; reads for reports and lists go through History
-directly (core.report.collect, the app's database thread).
+directly (core.report.collect, the app's database thread). When another program holds the
+database past the wait, the result is kept in the pending folder and HistoryBusyError says
+where: it is added the next time the database opens (core.history.store).
 """
 
 from __future__ import annotations
@@ -18,23 +20,20 @@ if TYPE_CHECKING:
 
 def record_bench(kind: str, payload: dict[str, Any]) -> int:
     """Save a complete benchmark sweep; returns its id."""
-    from core.history import History
+    from core.history import store
 
-    with History.open() as history:
-        return history.save_bench(kind, payload)
+    return store("bench", payload, kind)
 
 
 def record_wizard(run: dict[str, Any]) -> int:
     """Save a wizard run (its JSON form); returns its id."""
-    from core.history import History
+    from core.history import store
 
-    with History.open() as history:
-        return history.save_run(run)
+    return store("wizard", run)
 
 
 def record_try(result: TryResult) -> int:
     """Save a `try` result; returns its id."""
-    from core.history import History
+    from core.history import store
 
-    with History.open() as history:
-        return history.save_try(result.to_dict())
+    return store("try", result.to_dict())

@@ -15,10 +15,12 @@ from core.contain import Outcome
 from core.ops.save import record_try
 from core.tryrun.model import TryResult
 from core.tryrun.runner import (
+    ConfirmSink,
     FixSink,
     LineSink,
     PhaseSink,
     TryOptions,
+    confirm_pack_fixes,
     diagnose,
     recommend,
     run_command,
@@ -80,11 +82,16 @@ def try_fixes(
     on_fix: FixSink | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
+    confirm: ConfirmSink | None = None,
 ) -> None:
-    """Re-run the command once per planned fix, judge each, recommend, answer again."""
+    """Re-run the command once per planned fix, judge each, recommend, answer again.
+
+    A fix from the user's own KB entries runs only when `confirm(entries)` agrees (it raises a
+    ClinicError otherwise): refused, those fixes are marked not run and the rest go on."""
     from core.answer.tryrun import attach_answer
 
     with open_kb() as kb:
+        confirm_pack_fixes(result, kb, confirm)
         run_fixes(
             result, original, kb, on_line=on_line, on_phase=on_phase, on_fix=on_fix, cancel=cancel
         )
@@ -103,6 +110,7 @@ def try_command(
     on_fix: FixSink | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
+    confirm: ConfirmSink | None = None,
 ) -> TryResult:
     """The whole `try` (the CLI): the original run, then (with `fixes`) one re-run per fix."""
     result = start(opts)
@@ -119,6 +127,7 @@ def try_command(
             on_fix=on_fix,
             cancel=cancel,
             save=False,
+            confirm=confirm,
         )
     if save:
         _save(result)

@@ -8,10 +8,15 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
                           wizard_runs=[run.to_dict()], benchmarks=[sweep], charts=[chart])
     # or: report = collect(python=None, error_text=log, run_ids=None)  (calls the producers:
     #     env detection in a child process takes seconds, so run it off the GUI thread)
-    # unredacted(report) marks a report as NOT redacted (every renderer then warns loudly)
+    # The model is redacted as it is built (the door, core/report/door.py): every string of
+    # every field. build_report(..., redact=False) / unredacted(report) mark it NOT redacted
+    # (every renderer then warns loudly); build_report(..., secrets=Secrets(...)) chooses the
+    # values known at report time (default: this machine's).
 
-    shared, items = redact(report)          # redacted deep copy + list[Redaction]
-    #   Redaction(id="r3", kind="huggingface-token", label="[REDACTED huggingface-token #1]",
+    shared, items = report, report.redactions   # the redacted model + list[Redaction]
+    shared, items = redact(report)          # the same, after fields were added (or a saved one)
+    #   Redaction(id="r3", kind="huggingface-access-token",
+    #             label="[REDACTED huggingface-access-token #1]",
     #             original="hf_...", path=("environment", "env_vars", "HF_TOKEN"),
     #             start=0, end=31, in_key=False)
     #   `path` is where the label sits in `shared`, [start, end) its span in that string.
@@ -32,7 +37,9 @@ API (what the GUI's Report page and the `cuda-clinic report` command use)::
     #   category in CATEGORIES order: versions, hardware, findings, wizard, libraries, other;
     #   .rank is that position, .to_dict() the JSON; render_diff(diffs, a_name, b_name,
     #   headlines=(a_line, b_line)) the plain-text table
-    load_report(path) -> dict   (a saved JSON report, checked against docs/report-schema.json)
+    load_report(path) -> Report (a saved JSON report, read bounded, upgraded from an older
+    version, checked against core/report/types.py (docs/schemas/report.schema.json) and
+    redacted at the door again)
 
 PDF is rendered by `gui.report_pdf.render_pdf(report, ...)` (Qt); the core never imports it.
 Labels are stable within one report: the same value always gets the same label, so two GPUs
@@ -42,18 +49,20 @@ stay `GPU-UUID-1` and `GPU-UUID-2`. Redaction never mutates its input.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import read_bytes
 from core.errors import UsageError
 from core.report.collect import collect
 from core.report.diff import Difference, diff_reports, render_diff
-from core.report.model import SCHEMA_VERSION, build_report
+from core.report.door import Report, admit
+from core.report.model import build_report
 from core.report.redact import Redaction, Redactor, Secrets
 from core.report.schema import SchemaError, validate
-from core.report.scrub import Mark, counts, mark, redact_report, reveal, strip_marks
+from core.report.scrub import Mark, mark, reveal, strip_marks
+from core.report.types import SCHEMA_VERSION
 
 TEXT_FORMATS = ("json", "md", "html")
 FORMATS = (*TEXT_FORMATS, "pdf")
@@ -65,8 +74,10 @@ __all__ = [
     "Mark",
     "Redaction",
     "Redactor",
+    "Report",
     "SchemaError",
     "Secrets",
+    "admit",
     "build_report",
     "collect",
     "diff_reports",
@@ -81,28 +92,21 @@ __all__ = [
 
 def redact(
     report: dict[str, Any], secrets: Secrets | None = None
-) -> tuple[dict[str, Any], list[Redaction]]:
-    """A redacted copy of `report` (with its `redaction` summary filled in) and the redactions.
+) -> tuple[Report, list[Redaction]]:
+    """The report through the door again (`core.report.door.admit`) and every redaction made
+    to it so far. A model from `build_report` is redacted already: this catches what was added
+    since and returns its redactions; a saved report (`--from`) is redacted here.
 
     `secrets` defaults to this machine's (secret-looking env vars, home, user, host name);
     identifiers the report itself carries (GPU UUIDs and serials) are always added.
     """
-    shared, items = redact_report(report, secrets)
-    merged = Counter(counts(items))
-    before = report.get("redaction") or {}
-    if before.get("enabled"):  # a saved report redacted earlier: keep what it already counted
-        merged.update(before.get("counts") or {})
-    shared["redaction"] = {
-        "enabled": True,
-        "total": sum(merged.values()),
-        "counts": dict(merged.most_common()),
-    }
-    return shared, items
+    shared = admit(report, secrets)
+    return shared, list(shared.redactions)
 
 
-def unredacted(report: dict[str, Any]) -> dict[str, Any]:
+def unredacted(report: dict[str, Any]) -> Report:
     """The report marked as NOT redacted (the renderers then print a loud warning)."""
-    return {**report, "redaction": {"enabled": False, "total": 0, "counts": {}}}
+    return admit(report, redact=False)
 
 
 def render(
@@ -113,11 +117,16 @@ def render(
     reveal: Collection[str] = (),
     highlight: bool = False,
     qt: bool = False,
+    full: bool = False,
+    chart_html: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> str:
     """The report as `fmt` text (json, md, html); `reveal` puts chosen redactions back.
 
+    Page 1 is the answer. `full` adds the appendix (the full log, every run, the environment)
+    to Markdown and to Qt's HTML (PDF, preview); an HTML file always holds it, folded.
     `highlight` wraps every redaction in a coloured, clickable span (html) for the preview;
-    `qt` makes the HTML for QTextDocument/QTextBrowser (no CSS variables, nothing folded).
+    `qt` makes the HTML for QTextDocument/QTextBrowser (no CSS variables, nothing folded);
+    `chart_html` draws a chart there (the app's preview passes one that shows an image).
     """
     if fmt == "pdf":
         raise UsageError("PDF is rendered by the desktop app: use gui.report_pdf.render_pdf")
@@ -127,7 +136,7 @@ def render(
         report = mark(report, redactions, reveal)
     elif reveal:
         report = _revealed(report, redactions, reveal)
-    text = _render(report, fmt, qt)
+    text = _render(report, fmt, qt, full, chart_html)
     return text if highlight and fmt == "html" else strip_marks(text)[0]
 
 
@@ -140,7 +149,7 @@ def render_marked(
     """Plain text (md or json) and where each redaction landed in it, for preview highlights."""
     if fmt not in ("md", "json"):
         raise UsageError("marked previews are plain text: md or json")
-    return strip_marks(_render(mark(report, redactions, reveal), fmt))
+    return strip_marks(_render(mark(report, redactions, reveal), fmt, full=True))
 
 
 def _revealed(
@@ -153,30 +162,41 @@ def _revealed(
     return out
 
 
-def _render(report: dict[str, Any], fmt: str, qt: bool = False) -> str:
+def _render(
+    report: dict[str, Any],
+    fmt: str,
+    qt: bool = False,
+    full: bool = False,
+    chart_html: Callable[[Mapping[str, Any]], str] | None = None,
+) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if fmt == "md":
         from core.report.markdown import render_markdown
 
-        return render_markdown(report)
+        return render_markdown(report, full=full)
     from core.report.html import render_html
 
-    return render_html(report, qt=qt)
+    return render_html(report, qt=qt, full=full, chart_html=chart_html)
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
-    """Read a saved JSON report and check it against the schema (UsageError if it is not one)."""
+def load_report(path: str | Path) -> Report:
+    """Read a saved JSON report (bounded), check it against the model (an older version is
+    upgraded) and redact it again at the door: it may come from anywhere (UsageError in one
+    line if it is not a report)."""
+    from core.models import decode_json
+    from core.report.schema import upgraded
+
+    data = read_bytes(path, what="report")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read report {path}: {exc.strerror or exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not JSON: {exc.msg} at line {exc.lineno}") from exc
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{path} is not JSON: it is binary data, not UTF-8 text") from None
+        raise UsageError(f"{path} is not a report: it is binary data, not JSON text") from None
+    raw = decode_json(data, Any, name=str(path), what="report")
+    if not isinstance(raw, dict):
+        raise UsageError(f"{path} is not a cuda-clinic report: it is not a JSON object")
     try:
-        validate(data)
+        validate(raw)
     except SchemaError as exc:
         raise UsageError(f"{path} is not a cuda-clinic report: {exc}") from exc
-    return data  # type: ignore[no-any-return]
+    return admit(upgraded(raw))  # a saved report is redacted again: it may come from anywhere

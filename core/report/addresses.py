@@ -88,14 +88,16 @@ def find(text: str, key: str | None = None) -> Iterator[Hit]:
     """IPv4 (not versions), IPv6, MAC addresses, e-mail."""
     low_key = (key or "").lower()
     version_field = low_key.endswith("version") or low_key.startswith(("declared", "nvidia-"))
-    if not version_field:
-        for m in IPV4.finditer(text):
-            if is_address(text, m.start(), m.end()):
-                yield Hit(m.start(), m.end(), "ipv4", m.group(), rank=RANK_IDENTITY)
-                word, seps = _word_before(text, m.start())
-                if word and seps.strip(" \t") == "" and _hostlike_word(word):
-                    at = m.start() - len(seps) - len(word)
-                    yield Hit(at, at + len(word), "host-name", word, rank=RANK_IDENTITY)
+    for m in IPV4.finditer(text):
+        said = _word_before(text, m.start())[0]
+        if version_field and not (said and _word_says(said) is True):
+            continue  # a version field's dotted numbers are versions, unless a network word
+        if is_address(text, m.start(), m.end()):
+            yield Hit(m.start(), m.end(), "ipv4", m.group(), rank=RANK_IDENTITY)
+            word, seps = _word_before(text, m.start())
+            if word and seps.strip(" \t") == "" and _hostlike_word(word):
+                at = m.start() - len(seps) - len(word)
+                yield Hit(at, at + len(word), "host-name", word, rank=RANK_IDENTITY)
     for m in IPV6.finditer(text):
         hit = _ipv6(text, m.start(), m.end())
         if hit is not None:

@@ -7,7 +7,9 @@ from typing import Any
 
 from core.answer.model import STATUS_WORDS
 
-MAX_VERIFIED = 5  # "what was verified where and when": this many fixes at most
+MAX_VERIFIED = 3  # "what was verified where and when": this many fixes at most
+# A verdict worth that list: runs here, the clinic's own measurements, cited sources.
+_SAID = ("verified_here", "located_here", "measured", "documented", "cant_test_here", "failed_here")
 
 
 def where_line(where: Mapping[str, Any] | None) -> str:
@@ -35,7 +37,7 @@ def evidence_items(answer: Mapping[str, Any]) -> list[str]:
     """What was verified where and when, one sentence per fix that has a verdict."""
     out = []
     for fix in answer.get("fixes") or []:
-        if not isinstance(fix, Mapping) or fix.get("status") == "unverified":
+        if not isinstance(fix, Mapping) or fix.get("status") not in _SAID:
             continue
         out.append(f"{fix.get('title')}: {fix.get('sure') or status_words(fix)}")
         if len(out) == MAX_VERIFIED:

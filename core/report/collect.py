@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.report.door import Report
 from core.report.fields import summary_rows
 from core.report.model import build_report
+from core.report.origin import compare
+from core.report.redact import Secrets
 
 LATEST_SCENARIOS = 5  # default report: the newest run of each of this many scenarios
 
@@ -22,18 +25,31 @@ def collect(
     try_ids: Sequence[int] | None = None,
     latest: bool = True,
     kb_extra: Sequence[str] = (),
-) -> dict[str, Any]:
+    fleet: Mapping[str, Any] | None = None,
+    secrets: Secrets | None = None,
+    redact: bool = True,
+    skipped: list[str] | None = None,
+) -> Report:
     """Build a report from this machine: detect the env (unless given), match `error_text`,
     attach the chosen wizard/benchmark runs (or, with `latest`, the newest ones); `kb_extra`
-    are the user's pack folders, matched too and labelled as the user's own."""
+    are the user's pack folders, matched too and labelled as the user's own; `fleet` is a
+    fleet section. The model is redacted as it is built (`redact=False`: marked as not). A
+    stored run that does not load is left out with a warning, its line added to `skipped`."""
     if environment is None:
         from core.env import detect
 
         environment = detect(python, deep=deep).to_dict()
-    matches = _match(error_text, kb_extra) if error_text else None
-    runs, benches = _history(run_ids, bench_ids, latest and not try_ids)
-    tries = _tries(try_ids or ())
+    matches, answer = _match(error_text, kb_extra, environment) if error_text else (None, None)
+    notes: list[str] = [] if skipped is None else skipped
+    runs, benches = _history(run_ids, bench_ids, latest and not try_ids, notes)
+    tries = _tries(try_ids or (), notes)
     charts = [c for bench in benches for c in bench_charts(bench)]
+    # Without a pasted error, a `try` run made here is the error (and carries its answer).
+    produced_here = error_text is None and any(t.get("answer") for t in tries)
+    if produced_here:
+        answer = next(t["answer"] for t in tries if t.get("answer"))
+    log = error_text if error_text is not None else _try_log(tries)
+    origin = compare(log, environment, produced_here=produced_here) if log else None
     return build_report(
         environment=environment,
         error_text=error_text,
@@ -42,58 +58,93 @@ def collect(
         try_runs=tries,
         benchmarks=benches,
         charts=charts,
+        fleet=fleet,
+        secrets=secrets,
+        redact=redact,
+        answer=answer,
+        origin=origin,
     )
 
 
-def _match(text: str, kb_extra: Sequence[str] = ()) -> dict[str, Any]:
+def _try_log(tries: Sequence[dict[str, Any]]) -> str:
+    """The original run's log of the first `try` run that has one."""
+    for run in tries:
+        log = (run.get("original") or {}).get("log")
+        if log:
+            return str(log)
+    return ""
+
+
+def _match(
+    text: str, kb_extra: Sequence[str], environment: dict[str, Any]
+) -> tuple[dict[str, Any], Any]:
+    """The KB's matches for a pasted error and the answer (with this machine's runs)."""
+    from core.answer import answer_for
     from core.kb import match, open_kb
     from core.kb.options import report_pack_errors
+    from core.wizard.availability import Machine
 
+    torch = environment.get("torch") or {}
+    machine = Machine(
+        torch=torch.get("version"),
+        torch_cuda=torch.get("cuda"),
+        gpus=len(environment.get("gpus") or []),
+    )
     with open_kb(extra=list(kb_extra)) as kb:
         report_pack_errors(kb)
-        return match(text, kb).to_dict()
+        found = match(text, kb).to_dict()
+        return found, answer_for(text, found, kb, machine=machine)
 
 
-def _tries(ids: Sequence[int]) -> list[dict[str, Any]]:
+def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, Any]]:
     """The chosen `try` runs from the user database."""
     if not ids:
         return []
     from core.history import History
 
     with History.open() as history:
-        return [history.get_try(i) for i in ids]
+        tries = history.readable(history.get_try, ids)
+        skipped += history.skipped
+    return tries
 
 
 def _history(
-    run_ids: Sequence[int] | None, bench_ids: Sequence[int] | None, latest: bool
+    run_ids: Sequence[int] | None,
+    bench_ids: Sequence[int] | None,
+    latest: bool,
+    skipped: list[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from core.history import History
 
     with History.open() as history:
+        # A stored run that does not load is skipped with a warning naming its id.
         if run_ids:
-            runs = [history.get_run(i) for i in run_ids]
+            runs = history.readable(history.get_run, run_ids)
         elif latest:
             newest: dict[str, int] = {}
             for row in history.runs(limit=200):
                 if row.get("outcome") == "skipped":  # nothing ran (older databases kept these)
                     continue
                 newest.setdefault(str(row["scenario"]), int(row["id"]))
-            runs = [history.get_run(i) for i in list(newest.values())[:LATEST_SCENARIOS]]
+            chosen = list(newest.values())[:LATEST_SCENARIOS]
+            runs = history.readable(history.get_run, chosen)
         else:
             runs = []
         if bench_ids:
-            benches = [history.get_bench(i) for i in bench_ids]
+            benches = history.readable(history.get_bench, bench_ids)
         elif latest and not run_ids:
             newest_bench: dict[str, int] = {}
             for row in history.bench_runs(limit=50):
                 newest_bench.setdefault(str(row["kind"]), int(row["id"]))
-            benches = [history.get_bench(i) for i in newest_bench.values()]
+            benches = history.readable(history.get_bench, list(newest_bench.values()))
         else:
             benches = []
-    return runs, [_bench_payload(b) for b in benches]
+        skipped += history.skipped
+    return runs, [bench_payload(b) for b in benches]
 
 
-def _bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
+def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored benchmark run as the report carries it: its payload, id, date, kind, where."""
     payload = dict(stored.get("payload") or stored)
     payload.setdefault("id", stored.get("id"))
     payload.setdefault("created", stored.get("created"))

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.boundedio import MiB, describe, read_tail
 from core.errors import UsageError
-from core.fsutil import atomic_write_bytes
+from core.fsutil import atomic_write_bytes, real_target, special_kind
 from core.kb.options import add_pack_option, pack_dirs
 
 _SUFFIX_FORMATS = {
@@ -23,6 +24,7 @@ _SUFFIX_FORMATS = {
     ".txt": "md",
 }
 DEFAULT_PDF = "cuda-clinic-report.pdf"
+REPORT_LOG_BYTES = 1 * MiB  # the tail of --error kept in a report (redacting costs ~1 s/MB)
 
 
 def add_parser(
@@ -35,14 +37,17 @@ def add_parser(
         # argparse would print "ACTION ..." as if an action were required; it is optional.
         usage="%(prog)s [-o PATH] [--format {json,md,html,pdf}] [--run RUN_ID] "
         "[--bench BENCH_ID]\n"
-        "                          [--error FILE] [--no-redact] [--python PATH] [--quick] "
+        "                          [--error FILE] [--full] [--no-redact] [--python PATH] [--quick] "
         "[--from REPORT.json]\n"
         "                          [--kb-extra DIR]\n"
         "                          [--fleet DIR|FLEET.json]\n"
         "       %(prog)s diff A.json B.json [--json]",
-        description="Build the diagnostic report (environment, findings, pasted error and its "
-        "matches, wizard and benchmark runs) and export it. Secrets, user and host names, "
-        "IP/MAC/e-mail addresses and GPU serials are redacted unless --no-redact is given.",
+        description="Build the diagnostic report and export it. Page 1 is the answer (what "
+        "happened, where in your code, what to change, what was verified where and when, what "
+        "to run next) and the machine that produced the error beside the one the report is made "
+        "on; the rest (environment, findings, the log, wizard, try and benchmark runs) is the "
+        "appendix. Secrets, user and host names, IP/MAC/e-mail addresses and GPU serials are "
+        "redacted unless --no-redact is given.",
     )
     parser.add_argument("-o", "--output", metavar="PATH", help="write here (default: stdout)")
     parser.add_argument(
@@ -71,6 +76,12 @@ def add_parser(
         "--error",
         metavar="FILE",
         help="attach a pasted error log ('-' for stdin) and its KB matches",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="add the appendix to PDF and Markdown (the full log, every run, benchmarks and "
+        "the environment JSON); page 1 is always the answer, and HTML and JSON always hold it",
     )
     parser.add_argument(
         "--no-redact",
@@ -145,10 +156,10 @@ def run(args: argparse.Namespace) -> int:
         _check_writable(Path(output))  # before seconds of detection, and before any message
     report, items = _prepare(args)
     if fmt == "pdf":
-        return _pdf(report, output or DEFAULT_PDF)
+        return _pdf(report, output or DEFAULT_PDF, full=args.full)
     from core.report import render
 
-    text = render(report, fmt, redactions=items)
+    text = render(report, fmt, redactions=items, full=args.full)
     if args.output:
         _write(Path(args.output), text.encode("utf-8"))
         print(
@@ -161,16 +172,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     from core.ops.report import build
-    from core.report import load_report, redact, unredacted
+    from core.report import admit, load_report
 
     fleet = getattr(args, "fleet", None)
     if args.source:
-        report = load_report(args.source)
+        report: dict[str, Any] = dict(load_report(args.source))
         if fleet:
             from core.fleet.section import section_from_file
             from core.models import to_builtins
 
             report["fleet"] = to_builtins(section_from_file(fleet))
+        report = admit(report, redact=not args.no_redact)
     else:
         report = build(
             python=args.python,
@@ -181,6 +193,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             bench_ids=args.benches,
             kb_extra=[str(p) for p in pack_dirs(args)],
             fleet=fleet,
+            redact=not args.no_redact,
         )
     if args.no_redact:
         print(
@@ -188,45 +201,53 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
             "names and GPU serials",
             file=sys.stderr,
         )
-        return unredacted(report), []
-    shared, items = redact(report)
-    summary = shared["redaction"]
+        return report, []
+    summary = report["redaction"]
     counts = ", ".join(f"{n} {kind}" for kind, n in summary["counts"].items())
     print(
         f"cuda-clinic: redacted {summary['total']} values" + (f": {counts}" if counts else ""),
         file=sys.stderr,
     )
-    return shared, items
+    return report, list(getattr(report, "redactions", []))
 
 
 def _read_error(path: str | None) -> str | None:
+    """The pasted log's last REPORT_LOG_BYTES (the error is at its end); the cut is said on
+    stderr and on the log's first line in the report."""
     if path is None:
         return None
-    if path == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read error log {path}: {exc.strerror or exc}") from exc
+    read = read_tail(path, REPORT_LOG_BYTES, what="error log")
+    text = read.data.decode("utf-8", errors="replace")
     if not text.strip():
         # An empty "Pasted error" section would look as if the error matched nothing.
-        where = "standard input" if path == "-" else path
-        raise UsageError(f"--error {where} is empty: give the log that holds the error")
+        raise UsageError(f"--error {describe(path)} is empty: give the log that holds the error")
+    note = read.note(describe(path))
+    if note:
+        print(f"cuda-clinic: note: {note}", file=sys.stderr)
+        text = f"[cuda-clinic: {note}]\n" + text.split("\n", 1)[-1]  # drop the torn first line
     return text
 
 
-def _pdf(report: dict[str, Any], output: str) -> int:
+def _pdf(report: dict[str, Any], output: str, full: bool = False) -> int:
     from core import pdf
 
-    data = pdf.render(report)  # the app's renderer (gui.cli provides it), or a one-line error
+    data = pdf.render(
+        report, full=full
+    )  # the app's renderer (gui.cli provides it), or a one-line error
     _write(Path(output), data)
     print(f"cuda-clinic: wrote {output} (pdf, {len(data):,} bytes)", file=sys.stderr)
     return 0
 
 
 def _check_writable(path: Path) -> None:
-    """UsageError unless `path` can be created: its folder exists and it is not a folder."""
+    """UsageError unless `path` can be written: a writable device or FIFO (written directly),
+    or a file (through a symlink: its target) whose folder exists and is writable."""
+    kind = special_kind(path)
+    if kind is not None:
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write {path}: the {kind} is not writable")
+        return
+    path = real_target(path)
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder")
     folder = path.parent

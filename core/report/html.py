@@ -4,60 +4,32 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from core.fleet.render import analysis_of, majority_rows, outlier_rows
 from core.report import text as tx
+from core.report.answertext import appendix_parts
+from core.report.html_page1 import answer_html, machines_html
+from core.report.htmlkit import CSS, QT_CSS, inline_svg, marks_to_html
 from core.report.model import worst_first
-from core.report.scrub import MARK_RE, strip_marks
 
 ChartHtml = Callable[[Mapping[str, Any]], str]
 
-_CSS = """
-:root { color-scheme: light dark; --fg:#1f2328; --bg:#ffffff; --muted:#59636e; --line:#d1d9e0;
-  --code:#f6f8fa; --err:#cf222e; --warn:#9a6700; --ok:#1a7f37; --mark:#ffe08a; --rev:#b6e3ff; }
-@media (prefers-color-scheme: dark) { :root { --fg:#e6edf3; --bg:#0d1117; --muted:#9198a1;
-  --line:#3d444d; --code:#161b22; --err:#ff7b72; --warn:#d29922; --ok:#3fb950; --mark:#6e5b00;
-  --rev:#1f4b73; } }
-body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
-  background: var(--bg); max-width: 1100px; margin: 2em auto; padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.25em; border-bottom: 1px solid var(--line); }
-table { border-collapse: collapse; margin: .5em 0 1em; }
-th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: var(--code); }
-pre { background: var(--code); padding: .75em; overflow-x: auto; font-size: 12px; }
-code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
-.banner { border: 2px solid var(--err); padding: .5em 1em; font-weight: bold; }
-.status-error { color: var(--err); } .status-warning { color: var(--warn); }
-.status-ok { color: var(--ok); }
-.sev-error { color: var(--err); font-weight: bold; } .sev-warning { color: var(--warn); }
-.muted { color: var(--muted); }
-.chart svg { max-width: 100%; height: auto; background: #fff; }
-span.redaction { border-radius: 3px; padding: 0 2px; }
-a.redaction-link { color: inherit; text-decoration: none; }
-summary { cursor: pointer; margin: .4em 0; }
-"""
-
-# QTextDocument (PDF) understands only a subset of CSS: no variables or media queries.
-_QT_CSS = """
-body { font-family: sans-serif; font-size: 10pt; color: #1f2328; }
-h1 { font-size: 16pt; } h2 { font-size: 13pt; } h3 { font-size: 11pt; }
-th { background-color: #eef1f4; } pre { background-color: #f6f8fa; font-size: 8pt; }
-.banner { color: #cf222e; font-weight: bold; } .status-error { color: #cf222e; }
-.status-warning { color: #9a6700; } .status-ok { color: #1a7f37; } .muted { color: #59636e; }
-.sev-error { color: #cf222e; font-weight: bold; } .sev-warning { color: #9a6700; }
-"""
-
 
 def render_html(
-    report: Mapping[str, Any], *, qt: bool = False, chart_html: ChartHtml | None = None
+    report: Mapping[str, Any],
+    *,
+    qt: bool = False,
+    chart_html: ChartHtml | None = None,
+    full: bool = False,
 ) -> str:
-    """The report as one HTML document; `qt=True` targets QTextDocument (the PDF path)."""
-    r = _Html(qt, chart_html or _inline_svg)
+    """The report as one HTML document, the answer first; `qt=True` targets QTextDocument
+    (the PDF and the app's preview), where the appendix is printed only with `full` (an HTML
+    file always holds it, folded)."""
+    r = _Html(qt, chart_html or inline_svg, full)
     body = r.document(report)
-    css = _QT_CSS if qt else _CSS
+    css = QT_CSS if qt else CSS
     title = "CUDA Clinic diagnostic report"
     head = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
@@ -66,42 +38,7 @@ def render_html(
         "style-src 'unsafe-inline'; img-src data:\">\n"
         f"<title>{title}</title>\n<style>{css}</style></head>\n<body>\n"
     )
-    return _marks_to_html(head + body + "</body></html>\n")
-
-
-# Preview colours inline as well as in the stylesheet: Qt's QTextBrowser (the app's preview)
-# understands inline background colours but not <mark> or class selectors.
-_MARK_STYLE = {
-    False: "background-color:#ffe08a;color:#1f2328",
-    True: "background-color:#b6e3ff;color:#1f2328",
-}
-
-
-def _marks_to_html(doc: str) -> str:
-    """Preview markers -> a link (#redaction-ID: a click reveals it) around a coloured span."""
-
-    def repl(m: re.Match[str]) -> str:
-        rid, shown = m.group(1), m.group(2)
-        revealed = rid.startswith("+")
-        rid = rid.lstrip("+")
-        cls = "redaction revealed" if revealed else "redaction"
-        hint = "revealed by you" if revealed else "redacted: click to reveal"
-        return (
-            f'<a class="redaction-link" href="#redaction-{rid}" title="{hint}">'
-            f'<span class="{cls}" id="redaction-{rid}" data-redaction="{rid}" '
-            f'style="{_MARK_STYLE[revealed]}">{shown}</span></a>'
-        )
-
-    return MARK_RE.sub(repl, doc)
-
-
-def _inline_svg(chart: Mapping[str, Any]) -> str:
-    svg = strip_marks(str(chart.get("svg") or ""))[0]
-    svg = re.sub(r"<\?xml[^>]*\?>|<!DOCTYPE[^>]*>", "", svg)
-    svg = re.sub(r"(?is)<script.*?</script>|<foreignObject.*?</foreignObject>", "", svg)
-    svg = re.sub(r"(?i)\s(?:xlink:)?href\s*=\s*([\"'])(?!#).*?\1", "", svg)  # no external refs
-    svg = re.sub(r"(?i)\son\w+\s*=\s*([\"']).*?\1", "", svg)
-    return svg.strip() or '<p class="muted">(no chart image)</p>'
+    return marks_to_html(head + body + "</body></html>\n")
 
 
 def _e(value: Any) -> str:
@@ -109,9 +46,10 @@ def _e(value: Any) -> str:
 
 
 class _Html:
-    def __init__(self, qt: bool, chart_html: ChartHtml) -> None:
+    def __init__(self, qt: bool, chart_html: ChartHtml, full: bool = False) -> None:
         self.qt = qt
         self.chart_html = chart_html
+        self.full = full
 
     def document(self, report: Mapping[str, Any]) -> str:
         out: list[str] = ["<h1>CUDA Clinic diagnostic report</h1>"]
@@ -121,32 +59,76 @@ class _Html:
                 '<p class="banner">Redaction is OFF: this report may contain tokens, '
                 "user and host names, IP addresses and GPU serial numbers.</p>"
             )
+        answer = report.get("answer") or {}
+        answered = bool(answer.get("entry"))
+        if answered:  # the error leads, not this machine's summary
+            out.append(
+                f'<p class="status-error"><b>{_e(answer.get("title"))}</b> '
+                f"(<code>{_e(answer.get('entry'))}</code>){_mine(answer)}</p>"
+            )
+        else:
+            summary = report.get("summary") or {}
+            status = str(summary.get("status", "ok"))
+            out.append(f'<p class="status-{_e(status)}"><b>{_e(summary.get("headline"))}</b></p>')
+        out += [answer_html(self, report), machines_html(self, report)]
+        if not answered:
+            out.append(self.summary(report))
+        out += [self.findings(report, only_problems=answered), self.fleet(report)]
+        if not answered:
+            out += [self.error(report), self.log(report)]
+            out += [self.wizard(report), self.try_runs(report), self.benchmarks(report)]
+        out.append(self.appendix_block(report, answered))
+        out.append(self.footer(report))
+        return "\n".join(o for o in out if o)
+
+    def appendix_block(self, report: Mapping[str, Any], answered: bool) -> str:
+        """Everything page 1 rests on: folded in an HTML file; on paper only with `full`."""
+        parts = []
+        if answered:
+            parts += [
+                "<h3>This machine (where the report was made)</h3>",
+                self.summary(report),
+                self.findings(report, only_info=True),
+                self.error(report),
+                self.log(report),
+                self.wizard(report),
+                self.try_runs(report),
+                self.benchmarks(report),
+            ]
+        parts.append(self.appendix(report))
+        inner = "\n".join(p for p in parts if p)
+        if not inner:
+            return ""
+        if not self.qt:
+            held = ", ".join(appendix_parts(report)) if answered else "the details"
+            return (
+                f'<details class="appendix"><summary><b>Appendix</b>: {_e(held)}</summary>\n'
+                f"{inner}</details>"
+            )
+        if self.full:
+            return f"<h2>Appendix</h2>\n{inner}"
+        held = ", ".join(appendix_parts(report) if answered else ["this machine's environment"])
+        return (
+            f'<p class="muted"><i>Appendix left out: {_e(held)}. cuda-clinic report --full '
+            "adds it; the HTML and JSON exports always hold it.</i></p>"
+        )
+
+    def summary(self, report: Mapping[str, Any]) -> str:
         summary = report.get("summary") or {}
-        status = str(summary.get("status", "ok"))
-        out.append(f'<p class="status-{_e(status)}"><b>{_e(summary.get("headline"))}</b></p>')
+        out = []
         rows = [r[:2] for r in summary.get("rows") or [] if len(r) >= 2]  # see markdown.py
         if rows:
             out.append(
                 self.table(["", ""], [[f"<b>{_e(a)}</b>", _e(b)] for a, b in rows], raw=True)
             )
         top = summary.get("top_match")
-        if top:
+        if top and not (report.get("answer") or {}).get("entry"):
             out.append(
                 f"<p><b>Best match for the pasted error:</b> {_e(top.get('title'))} "
                 f"(<code>{_e(top.get('id'))}</code>, confidence "
                 f"{_e(tx.fmt(top.get('confidence')))}){_mine(top)}</p>"
             )
-        out += [
-            self.findings(report),
-            self.fleet(report),
-            self.error(report),
-            self.wizard(report),
-            self.try_runs(report),
-            self.benchmarks(report),
-            self.appendix(report),
-            self.footer(report),
-        ]
-        return "\n".join(o for o in out if o)
+        return "\n".join(out)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], raw: bool = False) -> str:
         head = "".join(f"<th>{h if raw else _e(h)}</th>" for h in header) if any(header) else ""
@@ -172,8 +154,14 @@ class _Html:
             return f'<pre style="white-space: pre-wrap">{_e(text)}</pre>'
         return f"<pre><code>{_e(text)}</code></pre>"
 
-    def findings(self, report: Mapping[str, Any]) -> str:
+    def findings(
+        self, report: Mapping[str, Any], only_problems: bool = False, only_info: bool = False
+    ) -> str:
         findings = worst_first(report.get("findings") or [])
+        if only_problems:
+            findings = [f for f in findings if f.get("severity") in ("error", "warning")]
+        if only_info:
+            findings = [f for f in findings if f.get("severity") not in ("error", "warning")]
         if not findings:
             return ""
         items = []
@@ -184,7 +172,8 @@ class _Html:
                 f'<li><span class="sev-{_e(sev)}">{_e(sev)}</span> '
                 f"<code>{_e(f.get('id'))}</code>: {_e(f.get('message'))}{action}</li>"
             )
-        return "<h2>Findings</h2><ul>" + "".join(items) + "</ul>"
+        title = "Findings on this machine" if report.get("origin") else "Findings"
+        return f"<h2>{title}</h2><ul>" + "".join(items) + "</ul>"
 
     def fleet(self, report: Mapping[str, Any]) -> str:
         fleet = report.get("fleet")
@@ -242,9 +231,14 @@ class _Html:
             if rows
             else "<p>No knowledge-base entry matched.</p>"
         )
-        label = f"Error log ({error.get('line_count', 0)} lines)"
-        out.append(self.fold(label, self.pre(str(error.get("text", ""))), open_=True))
         return "\n".join(out)
+
+    def log(self, report: Mapping[str, Any]) -> str:
+        error = report.get("error")
+        if not error or not error.get("text"):
+            return ""
+        label = f"Error log ({error.get('line_count', 0)} lines)"
+        return self.fold(label, self.pre(str(error.get("text", ""))), open_=True)
 
     def wizard(self, report: Mapping[str, Any]) -> str:
         runs = report.get("wizard_runs") or []
@@ -342,15 +336,7 @@ class _Html:
         return "\n".join(out)
 
     def footer(self, report: Mapping[str, Any]) -> str:
-        red = report.get("redaction") or {}
-        text = (
-            f"cuda-clinic {report.get('app', {}).get('version', '')} · schema v"
-            f"{report.get('schema_version')} · {report.get('generated_at', '')}"
-        )
-        if red.get("enabled"):
-            counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
-            text += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
-        return f'<hr><p class="muted">{_e(text)}</p>'
+        return f'<hr><p class="muted">{_e(tx.footer_text(report))}</p>'
 
 
 def _mine(match: Mapping[str, Any]) -> str:

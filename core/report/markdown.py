@@ -1,42 +1,32 @@
-"""GitHub Markdown: summary first, long parts folded in <details>, trimmed under the size limit."""
+"""GitHub Markdown: the answer first; the appendix only with `full`; long parts folded in
+<details>; trimmed under GitHub's size limit."""
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from core.fleet.render import analysis_of, majority_rows, outlier_rows
 from core.report import text as tx
+from core.report.answertext import appendix_parts
+from core.report.md_page1 import answer_parts, machines_part
+from core.report.mdkit import Part as _Part
+from core.report.mdkit import code_inline as _code_inline
+from core.report.mdkit import details as _details
+from core.report.mdkit import inline as _inline
+from core.report.mdkit import table as _table
+from core.report.mdkit import trim as _trim
 from core.report.model import worst_first
 
 # GitHub rejects issue and comment bodies over 65,536 characters; stay clearly below.
 MD_LIMIT = 65_000
-_MIN_KEEP = 400  # a trimmed block keeps at least this much, else it is dropped whole
 
 
-@dataclass
-class _Part:
-    """One chunk of the document; `code` chunks can be shortened to head + tail."""
-
-    text: str
-    name: str = ""
-    lang: str = ""
-    code: bool = False
-    trimmed: str = ""  # what was cut, for the note at the top
-
-    def render(self) -> str:
-        if not self.code:
-            return self.text
-        fence = _fence(self.text)
-        return f"{fence}{self.lang}\n{self.text}\n{fence}\n"
-
-
-def render_markdown(report: Mapping[str, Any], limit: int = MD_LIMIT) -> str:
-    """The report as GitHub Markdown, at most `limit` characters."""
-    parts = _document(report)
+def render_markdown(report: Mapping[str, Any], limit: int = MD_LIMIT, full: bool = False) -> str:
+    """The report as GitHub Markdown, at most `limit` characters: the answer first; the
+    appendix (the full log, every run, the environment JSON) only with `full`."""
+    parts = _document(report, full)
     notes = _trim(parts, limit - 600)  # the note itself needs room
     body = "".join(p.render() for p in parts)
     header = _header(report, notes)
@@ -60,7 +50,12 @@ def _header(report: Mapping[str, Any], notes: list[str]) -> str:
         ]
     status = str(summary.get("status", "ok"))
     icon = {"error": "❌", "warning": "⚠️"}.get(status, "✅")
-    lines += [f"{icon} **{_inline(summary.get('headline', ''))}**", ""]
+    answer = report.get("answer") or {}
+    if answer.get("entry"):  # the error leads, not this machine's summary
+        mine = f" *({tx.USER_ENTRY})*" if answer.get("origin") == "user" else ""
+        lines += [f"❌ **{_inline(answer.get('title'))}** (`{answer['entry']}`){mine}", ""]
+    else:
+        lines += [f"{icon} **{_inline(summary.get('headline', ''))}**", ""]
     if notes:
         lines += [
             "> [!NOTE]",
@@ -71,16 +66,48 @@ def _header(report: Mapping[str, Any], notes: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _document(report: Mapping[str, Any]) -> list[_Part]:
+def _document(report: Mapping[str, Any], full: bool) -> list[_Part]:
     parts: list[_Part] = []
     add = parts.append
+    answered = bool((report.get("answer") or {}).get("entry"))
+    answer_parts(report, add)
+    machines_part(report, add)
+    if not answered:  # no answer to lead with: this machine's summary is page 1
+        _summary(report, add)
+    _findings(report, add, only_problems=answered)
+    _fleet(report, add)
+    if not answered:
+        _error(report, add)
+        _wizard(report, add)
+        _try(report, add)
+        _benchmarks(report, add)
+    if full:
+        add(_Part("\n---\n\n## Appendix\n"))
+        if answered:
+            add(_Part("\n### This machine (where the report was made)\n\n"))
+            _summary(report, add)
+            _findings(report, add, only_info=True)
+            _error(report, add)
+            _wizard(report, add)
+            _try(report, add)
+            _benchmarks(report, add)
+        else:
+            _log(report, add)
+        _appendix(report, add)
+    else:
+        _left_out(report, add, answered)
+    add(_Part(f"\n<sub>{tx.footer_text(report)}</sub>\n"))
+    return parts
+
+
+def _summary(report: Mapping[str, Any], add: Any) -> None:
     summary = report.get("summary") or {}
     # a saved report edited by hand may hold short rows (the schema allows any length)
     rows = [r for r in summary.get("rows") or [] if len(r) >= 2]
     if rows:
         add(_Part(_table(["Component", "Found"], [[f"**{r[0]}**", _inline(r[1])] for r in rows])))
     top = summary.get("top_match")
-    if top:
+    if top and not (report.get("answer") or {}).get("entry"):
         add(
             _Part(
                 f"\n**Best match for the pasted error:** {_inline(top.get('title'))} "
@@ -90,30 +117,40 @@ def _document(report: Mapping[str, Any]) -> list[_Part]:
         )
     for verdict in summary.get("wizard_verdicts") or []:
         add(_Part(f"\n**Wizard verdict:** {_inline(verdict)}\n"))
-    _findings(report, add)
-    _fleet(report, add)
-    _error(report, add)
-    _wizard(report, add)
-    _try(report, add)
-    _benchmarks(report, add)
-    _appendix(report, add)
-    red = report.get("redaction") or {}
-    foot = (
-        f"\n<sub>cuda-clinic {report.get('app', {}).get('version', '')} · schema v"
-        f"{report.get('schema_version')} · {report.get('generated_at', '')}"
+
+
+def _left_out(report: Mapping[str, Any], add: Any, answered: bool) -> None:
+    """One line saying what the appendix holds and how to get it."""
+    parts = appendix_parts(report) if answered else ["this machine's full environment"]
+    if report.get("environment") is None and not answered:
+        return
+    add(
+        _Part(
+            f"\n*Appendix left out: {_inline(', '.join(parts))}. "
+            "`cuda-clinic report --full` adds it; the HTML and JSON exports always hold it.*\n"
+        )
     )
-    if red.get("enabled"):
-        counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
-        foot += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
-    add(_Part(foot + "</sub>\n"))
-    return parts
 
 
-def _findings(report: Mapping[str, Any], add: Any) -> None:
+def _log(report: Mapping[str, Any], add: Any) -> None:
+    error = report.get("error")
+    if error and error.get("text"):
+        text = str(error.get("text", ""))
+        _details(add, f"Error log ({error.get('line_count', 0)} lines)", text, "text", "error log")
+
+
+def _findings(
+    report: Mapping[str, Any], add: Any, only_problems: bool = False, only_info: bool = False
+) -> None:
     findings = worst_first(report.get("findings") or [])
+    if only_problems:
+        findings = [f for f in findings if f.get("severity") in ("error", "warning")]
+    if only_info:
+        findings = [f for f in findings if f.get("severity") not in ("error", "warning")]
     if not findings:
         return
-    lines = ["", "### Findings", ""]
+    title = "Findings on this machine" if report.get("origin") else "Findings"
+    lines = ["", f"### {title}", ""]
     for f in findings:
         sev = str(f.get("severity", "info"))
         line = f"- **{sev}** `{f.get('id', '')}`: {_inline(f.get('message', ''))}"
@@ -173,13 +210,7 @@ def _error(report: Mapping[str, Any], add: Any) -> None:
         add(_Part(_table(["Entry", "Title", "Confidence", "Evidence"], rows) + "\n"))
     else:
         add(_Part("No knowledge-base entry matched.\n\n"))
-    _details(
-        add,
-        f"Error log ({error.get('line_count', 0)} lines)",
-        str(error.get("text", "")),
-        "text",
-        "error log",
-    )
+    _log(report, add)
 
 
 def _wizard(report: Mapping[str, Any], add: Any) -> None:
@@ -283,72 +314,3 @@ def _appendix(report: Mapping[str, Any], add: Any) -> None:
             "json",
             "environment JSON",
         )
-
-
-def _details(add: Any, summary: str, body: str, lang: str, name: str) -> None:
-    add(_Part(f"\n<details><summary>{_inline(summary)}</summary>\n\n"))
-    add(_Part(body.rstrip("\n"), name=name, lang=lang, code=True))
-    add(_Part("</details>\n"))
-
-
-def _trim(parts: list[_Part], budget: int) -> list[str]:
-    """Shorten the biggest code blocks (head + tail) until the document fits `budget`."""
-    notes: list[str] = []
-    total = sum(len(p.render()) for p in parts)
-    while total > budget:
-        code = [p for p in parts if p.code and not p.trimmed]
-        if not code:
-            break
-        part = max(code, key=lambda p: len(p.text))
-        before = len(part.render())
-        keep = max(before - (total - budget) - 200, 0)
-        part.trimmed = _shorten(part, keep)
-        notes.append(part.trimmed)
-        total += len(part.render()) - before
-    return notes
-
-
-def _shorten(part: _Part, keep: int) -> str:
-    lines = part.text.splitlines()
-    if keep < _MIN_KEEP:
-        part.text = f"… {len(lines)} lines omitted to fit the size limit …"
-        return f"{part.name} omitted ({len(lines)} lines)"
-    head: list[str] = []
-    tail: list[str] = []
-    used, i, j = 0, 0, len(lines) - 1
-    while i <= j:  # alternate head and tail: the first and the last lines matter most
-        line = lines[i] if len(head) <= len(tail) else lines[j]
-        if used + len(line) + 1 > keep:
-            break
-        used += len(line) + 1
-        if len(head) <= len(tail):
-            head.append(line)
-            i += 1
-        else:
-            tail.insert(0, line)
-            j -= 1
-    omitted = len(lines) - len(head) - len(tail)
-    part.text = "\n".join([*head, f"… {omitted} lines omitted to fit the size limit …", *tail])
-    return f"{part.name} cut to its first {len(head)} and last {len(tail)} of {len(lines)} lines"
-
-
-def _fence(body: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
-    return "`" * max(3, longest + 1)
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out) + "\n"
-
-
-def _inline(value: Any) -> str:
-    """Text safe inside a Markdown table cell or paragraph (no HTML, no pipes, one line)."""
-    s = "" if value is None else str(value)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return s.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-
-
-def _code_inline(value: Any) -> str:
-    return str(value).replace("`", "'").replace("|", "\\|").replace("\n", " ")[:160]

@@ -1,4 +1,5 @@
-"""The canonical report model: one JSON-ready dict built from the producers' plain dicts."""
+"""The canonical report: built in one place (`build_report`) from the producers' output, checked
+against its typed model (core/report/types.py), handed on as its JSON-ready dict."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import msgspec
 
 from core import __version__
 from core.models import to_builtins
+from core.report.door import Report, admit
 from core.report.fields import summary_rows, upstream_fields
+from core.report.redact import Secrets
 from core.report.text import verdict_text
+from core.report.types import REPORT_KIND, SCHEMA_VERSION
 
-SCHEMA_VERSION = 1
-REPORT_KIND = "cuda-clinic-report"
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -31,8 +33,19 @@ def build_report(
     findings: Sequence[Mapping[str, Any]] = (),
     generated_at: _dt.datetime | None = None,
     fleet: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Assemble the report from plain dicts (env JSON, match JSON, wizard runs, bench results)."""
+    secrets: Secrets | None = None,
+    redact: bool = True,
+    answer: Any = None,
+    origin: Mapping[str, Any] | None = None,
+) -> Report:
+    """Assemble the report from the producers' output (env JSON, match JSON, wizard runs, bench
+    results, the answer, the two machines), check it against the typed model
+    (core/report/types.py), and pass it through the door (`core.report.door.admit`): every
+    string redacted, the redactions in `report.redactions`; `redact=False` marks it as NOT
+    redacted instead. `secrets` defaults to this machine's (`Secrets.from_system()`).
+
+    This is the one place a report is constructed.
+    """
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
@@ -51,11 +64,16 @@ def build_report(
         "try_runs": [_plain(r) for r in try_runs],
         "benchmarks": [_plain(b) for b in benchmarks],
         "charts": [_chart(c, i) for i, c in enumerate(charts, 1)],
+        "answer": _plain(answer) if answer is not None else None,
+        "origin": _plain(origin) if origin is not None else None,
     }
     if fleet is not None:  # `core.fleet.section.fleet_section(run)`
         report["fleet"] = _plain(fleet)
     report["summary"] = summarize(report)
-    return report
+    from core.report.schema import validate
+
+    validate(report)  # a producer that hands over a wrong shape is our bug: fail here
+    return admit(report, secrets, redact=redact)
 
 
 def summarize(report: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,70 +9,10 @@ compared with this machine's environment.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-MAX_LINES = 20_000  # facts are read from the log's last lines (the matcher bounds it too)
-_FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "torch",
-        re.compile(
-            r"(?:PyTorch version:\s*|\btorch[= ]=?\s*|torch\.__version__\s*[=:]\s*|"
-            r"\btorch\s+)(?P<v>\d+\.\d+(?:\.\d+)?(?:[.+][\w.]+)?)"
-        ),
-    ),
-    (
-        "cuda",
-        re.compile(
-            r"(?:CUDA used to build PyTorch:\s*|CUDA Version:\s*|torch\.version\.cuda\s*[=:]\s*|"
-            r"Cuda compilation tools, release\s*)(?P<v>\d+\.\d+)"
-        ),
-    ),
-    (
-        "gpu",
-        re.compile(
-            r"(?P<v>(?:NVIDIA |Tesla |Quadro )?(?:GeForce |RTX |TITAN )?"
-            r"(?:[A-H]\d{2,3}[A-Za-z0-9-]*(?: \d+GB)?(?: HBM\dE?)?|RTX \d{4}(?: Ti| SUPER)?"
-            r"(?: Laptop GPU)?|GTX \d{3,4}(?: Ti)?|RTX A\d{4}|V100[\w-]*|T4|P100[\w-]*|"
-            r"A100[\w-]*|H100[\w ]*?|H200[\w-]*|L4|L40S?))"
-            r"(?= with CUDA capability| GPU\b|,|\s*\||$)"
-        ),
-    ),
-    ("driver", re.compile(r"Driver Version:\s*(?P<v>\d{3}\.\d+(?:\.\d+)?)")),
-    ("cudnn", re.compile(r"cuDNN version:\s*(?P<v>\d+\.\d+(?:\.\d+)?)")),
-    (
-        "python",
-        re.compile(r"[\\/]lib[\\/]python(?P<v>\d\.\d{1,2})[\\/]|Python (?P<w>3\.\d{1,2}\.\d+)"),
-    ),
-)
-_OS = (
-    ("Windows", re.compile(r"\b[A-Z]:\\\\?(?:Users|Program Files|ProgramData)|\\site-packages\\")),
-    ("macOS", re.compile(r"/Users/[^/\s]+/|/opt/homebrew/|\.dylib\b")),
-    ("Linux", re.compile(r"/home/[^/\s]+/|/usr/lib/|/opt/conda/|/usr/local/lib/python|\.so\b")),
-)
-
-
-def log_facts(text: str) -> dict[str, dict[str, Any]]:
-    """What the log shows about the machine that produced it: {fact: {value, line}}."""
-    lines = text.splitlines()[-MAX_LINES:]
-    offset = max(0, len(text.splitlines()) - MAX_LINES)
-    facts: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(lines, start=offset + 1):
-        part = line[:2000]
-        for name, pattern in _FACTS:
-            if name in facts:
-                continue
-            found = pattern.search(part)
-            if found:
-                value = next(v for v in found.groupdict().values() if v)
-                facts[name] = {"value": value.strip(), "line": number}
-        if "os" not in facts:
-            for name, pattern in _OS:
-                if pattern.search(part):
-                    facts["os"] = {"value": name, "line": number}
-                    break
-    return facts
+from core.kb.logfacts import log_facts
 
 
 def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
@@ -82,7 +22,10 @@ def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
     torch = env.get("torch") or {}
     gpus = [str(g.get("name") or "") for g in env.get("gpus") or [] if isinstance(g, Mapping)]
     python = str((env.get("python") or {}).get("version") or "")
+    cuda_ok = bool(torch.get("cuda")) and any(gpus)
+    why = "no NVIDIA GPU" if not any(gpus) else f"torch {torch.get('version')} is CPU-only"
     return {
+        "cuda_used": "yes" if cuda_ok else f"none ({why})",
         "torch": str(torch.get("version") or ""),
         "cuda": str(torch.get("cuda") or ""),
         "gpu": ", ".join(g for g in gpus if g),
@@ -95,6 +38,7 @@ def _this(env: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 LABELS = {
+    "cuda_used": "A CUDA GPU in use",
     "torch": "PyTorch",
     "cuda": "CUDA (torch's build or the driver's)",
     "gpu": "GPU",
@@ -106,6 +50,8 @@ LABELS = {
 
 
 def _differs(name: str, theirs: str, mine: str) -> bool:
+    if name == "cuda_used":
+        return mine != "yes"
     if name == "gpu":
         return not mine or theirs.lower().split()[-1] not in mine.lower()
     if name in ("torch", "python", "driver", "cuda", "cudnn"):
@@ -124,7 +70,7 @@ def compare(
     for name, label in LABELS.items():
         theirs = facts.get(name, {}).get("value", "")
         here = mine.get(name, "")
-        if not theirs and not here:
+        if not theirs and (not here or name == "cuda_used"):
             continue
         odd = bool(theirs) and _differs(name, theirs, here)
         if odd:
@@ -134,10 +80,15 @@ def compare(
         note = "The error was produced on this machine (a run of `cuda-clinic try` here)."
         same: bool | None = True
     elif differs:
+        parts = []
+        if LABELS["cuda_used"] in differs:
+            parts.append(f"its log shows a CUDA GPU at work; this machine has {mine['cuda_used']}")
+        others = [d for d in differs if d != LABELS["cuda_used"]]
+        if others:
+            parts.append("it differs in " + ", ".join(others))
         note = (
-            "The error came from another setup: its log shows a different "
-            + ", ".join(differs)
-            + ". This machine's setup (below) is not the one that failed."
+            f"The error came from another setup: {'; '.join(parts)}. This machine's setup "
+            "(below) is not the one that failed."
         )
         same = False
     elif facts:

@@ -12,6 +12,19 @@ MAX_TABLE_COLUMNS = 8
 USER_ENTRY = "your own entry"
 
 
+def footer_text(report: Mapping[str, Any]) -> str:
+    """`cuda-clinic 0.1.0 · schema v2 · <when> · redacted N values (counts)`."""
+    red = report.get("redaction") or {}
+    text = (
+        f"cuda-clinic {(report.get('app') or {}).get('version', '')} · schema v"
+        f"{report.get('schema_version')} · {report.get('generated_at', '')}"
+    )
+    if red.get("enabled"):
+        counts = ", ".join(f"{n} {k}" for k, n in (red.get("counts") or {}).items())
+        text += f" · redacted {red.get('total', 0)} values" + (f" ({counts})" if counts else "")
+    return text
+
+
 def duration(value: Any) -> str:
     """Seconds as '12 ms' / '3.4 s'."""
     if not isinstance(value, int | float):
@@ -104,7 +117,9 @@ def table_of(records: Sequence[Any]) -> tuple[list[str], list[list[str]]]:
                     columns.append(str(key))
     columns = columns[:MAX_TABLE_COLUMNS]
     rows = [[fmt(rec.get(c)) for c in columns] for rec in records if isinstance(rec, Mapping)]
-    return columns, rows
+    # "p10 ms", not "p10_ms": a header that fits a paper column breaks between words, never
+    # inside one
+    return [c.replace("_", " ") for c in columns], rows
 
 
 _BENCH_NOISE = frozenset({"schema_version", "kind", "where", "id", "created"})

@@ -1,19 +1,22 @@
-"""The report's typed model (msgspec): what every saved report is checked against.
+"""The report's typed model (msgspec, core.models): what every report is checked against.
 
-`build_report` (core/report/model.py) is the one place a report is constructed; `validate` and
-`load_report` check a report against these types, and `docs/report-schema.json` is their JSON
-Schema. The sections the producers own (the env JSON, wizard and `try` runs, benchmark
-payloads, the fleet section) stay plain JSON objects here: their own models check them.
-Version 2 added `answer` and `origin`; a version 1 report (saved before) loads with both empty.
+`build_report` (core/report/model.py) is the one place a report is constructed, and checks it
+against these types; `load_report` reads a saved one through them (bounded, one-line errors,
+older versions upgraded), and `docs/schemas/report.schema.json` is their JSON Schema. The
+sections the producers own (the env JSON, wizard and `try` runs, benchmark payloads, the fleet
+section) stay plain JSON objects here: their own models check them. Version 2 added `answer`
+and `origin`; a version 1 report (saved before) loads with both empty.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
 from core.answer.model import Answer
+from core.models import Model, Upgrade, Versioned
 
 SCHEMA_VERSION = 2
 REPORT_KIND = "cuda-clinic-report"
@@ -21,19 +24,19 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 Json = dict[str, Any]
 
 
-class _Part(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
-    """Base of the report's parts: keyword-only; fields we do not know are allowed (newer
-    producers add them) and checked by their owners."""
+class _Part(Model, frozen=True, kw_only=True):
+    """Base of the report's parts: fields it does not know are allowed (newer producers add
+    them, and their owners check them)."""
 
 
-class AppInfo(_Part, kw_only=True):
+class AppInfo(_Part, frozen=True, kw_only=True):
     """The app that wrote the report."""
 
     name: str
     version: str
 
 
-class RedactionInfo(_Part, kw_only=True, omit_defaults=True):
+class RedactionInfo(_Part, frozen=True, kw_only=True, omit_defaults=True):
     """Whether the report was redacted, and what."""
 
     enabled: bool
@@ -42,7 +45,7 @@ class RedactionInfo(_Part, kw_only=True, omit_defaults=True):
     revealed: Count | None = None
 
 
-class Summary(_Part, kw_only=True):
+class Summary(_Part, frozen=True, kw_only=True):
     """Status, the headline and the at-a-glance rows of the machine the report was made on."""
 
     status: Literal["ok", "warning", "error"]
@@ -53,7 +56,7 @@ class Summary(_Part, kw_only=True):
     wizard_verdicts: list[str] = msgspec.field(default_factory=list)
 
 
-class UpstreamField(_Part, kw_only=True):
+class UpstreamField(_Part, frozen=True, kw_only=True):
     """A field an upstream bug template asks for, with our value and where it came from."""
 
     template: Literal["pytorch", "transformers", "cudnn-collect-env"]
@@ -62,7 +65,7 @@ class UpstreamField(_Part, kw_only=True):
     source: str | None
 
 
-class Finding(_Part, kw_only=True):
+class Finding(_Part, frozen=True, kw_only=True):
     """An environment finding (its other fields: action, evidence, command, ...)."""
 
     id: str
@@ -70,7 +73,7 @@ class Finding(_Part, kw_only=True):
     message: str
 
 
-class ErrorSection(_Part, kw_only=True):
+class ErrorSection(_Part, frozen=True, kw_only=True):
     """The pasted log and its KB matches."""
 
     text: str
@@ -78,7 +81,7 @@ class ErrorSection(_Part, kw_only=True):
     matches: list[Json]
 
 
-class OriginRow(_Part, kw_only=True):
+class OriginRow(_Part, frozen=True, kw_only=True):
     """One fact as the error's log shows it and as this machine has it."""
 
     field: str
@@ -87,7 +90,7 @@ class OriginRow(_Part, kw_only=True):
     differs: bool
 
 
-class Origin(_Part, kw_only=True):
+class Origin(_Part, frozen=True, kw_only=True):
     """The machine that produced the error against the one the report was made on."""
 
     produced_here: bool
@@ -97,7 +100,7 @@ class Origin(_Part, kw_only=True):
     facts: dict[str, Json] = msgspec.field(default_factory=dict)
 
 
-class Chart(_Part, kw_only=True):
+class Chart(_Part, frozen=True, kw_only=True):
     """A chart: its data and its SVG."""
 
     id: str
@@ -106,10 +109,18 @@ class Chart(_Part, kw_only=True):
     data: Json
 
 
-class Report(_Part, kw_only=True):
+def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 had no answer and no origin: both empty."""
+    return {**data, "answer": None, "origin": None}
+
+
+class Report(Versioned, frozen=True, kw_only=True):
     """One diagnostic report: the answer first, then everything it rests on."""
 
-    schema_version: Literal[1, 2]
+    SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
+    UPGRADES: ClassVar[Mapping[int, Upgrade]] = {1: _from_v1}
+
+    schema_version: Literal[2]
     kind: Literal["cuda-clinic-report"]
     generated_at: str
     app: AppInfo
@@ -126,11 +137,3 @@ class Report(_Part, kw_only=True):
     answer: Answer | None = None
     origin: Origin | None = None
     fleet: Json | None = None
-
-
-def report_schema() -> dict[str, Any]:
-    """The JSON Schema of the report (docs/report-schema.json)."""
-    schema: dict[str, Any] = msgspec.json.schema(Report)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "CUDA Clinic diagnostic report"
-    return schema

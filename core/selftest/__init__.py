@@ -47,7 +47,11 @@ def _corrupt_database() -> Drill:
             quiet.setLevel(level)
         with history:
             saved = history.save_run({"scenario": "selftest/corrupt", "outcome": "fixed"})
-            kept = list(Path(tmp).glob("history.sqlite.corrupt-*"))
+            kept = [
+                p
+                for p in Path(tmp).glob("history.sqlite.corrupt-*")
+                if not p.name.endswith(("-wal", "-shm"))
+            ]
             ok = bool(history.warning) and len(kept) == 1 and history.get_run(saved) is not None
     drill.seconds = round(time.monotonic() - start, 3)
     drill.status = PASSED if ok else FAILED
@@ -55,6 +59,65 @@ def _corrupt_database() -> Drill:
         "kept the damaged file aside, started a new database and saved a run into it"
         if ok
         else "the damaged database was not set aside and rebuilt"
+    )
+    return drill
+
+
+_HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+conn.execute("BEGIN EXCLUSIVE")
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+"""
+
+
+def _locked_database() -> Drill:
+    """Another program (a sqlite3 shell, a backup tool) holds the user database: the open is
+    one busy error naming it, the file is never moved, and every run is there afterwards."""
+    import subprocess
+    import sys
+
+    from core.errors import HistoryBusyError
+    from core.history import History
+
+    drill = Drill("locked-database", "Another program holding the user database")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="cuda-clinic-selftest-") as tmp:
+        path = Path(tmp) / "history.sqlite"
+        with History.open(path) as history:
+            saved = [history.save_run({"scenario": "selftest/locked", "n": n}) for n in range(5)]
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert holder.stdin is not None and holder.stdout is not None
+        busy = ""
+        try:
+            if holder.stdout.readline().strip() == "held":
+                try:
+                    History.open(path, timeout=0.5).close()
+                except HistoryBusyError as exc:
+                    busy = str(exc)
+        finally:
+            holder.stdin.write("\n")
+            holder.stdin.close()
+            holder.wait(10)
+            holder.stdout.close()
+        moved = [p.name for p in Path(tmp).iterdir() if ".corrupt-" in p.name]
+        with History.open(path) as history:
+            kept = [r["id"] for r in history.runs()]
+    ok = f"pid {holder.pid}" in busy and not moved and sorted(kept) == sorted(saved)
+    drill.seconds = round(time.monotonic() - start, 3)
+    drill.status = PASSED if ok else FAILED
+    drill.detail = (
+        f"busy, not damage: named the holder, moved nothing, all {len(saved)} runs kept"
+        if ok
+        else f"a held database was not reported as busy ({busy or 'no error'}; moved: {moved})"
     )
     return drill
 
@@ -69,4 +132,5 @@ def run_selftest(
     if kills > 0:
         drills.append(_durability(kills, seed))
     drills.append(_corrupt_database())
+    drills.append(_locked_database())
     return drills

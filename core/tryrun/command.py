@@ -6,11 +6,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from core.kb.options import add_pack_option, add_yes_option, open_kb_for
 from core.models import encode_json
 from core.tryrun.model import VERDICT_WORDS, FixRun, TryResult
 
 if TYPE_CHECKING:
-    from core.kb.store import KnowledgeBase
+    from core.kb.schema import Entry
 
 DESCRIPTION = (
     "Run your own failing command (e.g. python train.py) contained: its own process group, a "
@@ -43,7 +44,7 @@ def add_parser(
         description=DESCRIPTION,
         epilog=EPILOG,
         usage="%(prog)s [--python PATH] [--cwd DIR] [--timeout S] [--fixes] [--until REGEX] "
-        "[--json] [--no-save] -- COMMAND...",
+        "[--json] [--no-save] [--kb-extra DIR] [--yes] -- COMMAND...",
     )
     parser.add_argument(
         "--python",
@@ -72,6 +73,8 @@ def add_parser(
     parser.add_argument(
         "--no-save", action="store_true", help="do not store the run in the user database"
     )
+    add_pack_option(parser)
+    add_yes_option(parser)
     parser.add_argument(
         "command",
         nargs=argparse.REMAINDER,
@@ -100,17 +103,30 @@ def run(args: argparse.Namespace) -> int:
     result = try_command(
         opts,
         fixes=args.fixes,
-        open_kb=_open_kb,
+        open_kb=lambda: open_kb_for(args),  # the bundled KB, --kb-extra and $CUDA_CLINIC_KB_EXTRA
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
-        save=not args.no_save,
+        confirm=lambda entries: _confirm(entries, args.yes),
+        save=False,  # saved below: a busy database must not cost the printed result
     )
+    unsaved = None
+    if not args.no_save:
+        from core.errors import HistoryError
+        from core.ops.save import record_try
+
+        try:
+            result.id = record_try(result)
+        except HistoryError as exc:  # busy: the run is kept and added later; say it last
+            unsaved = exc
     if args.json:
         result.summary_text = result.summary()
         sys.stdout.write(encode_json(result) + "\n")
     else:
         sys.stdout.write(render(result))
+    if unsaved is not None:
+        sys.stdout.flush()
+        raise unsaved
     if result.status in ("passed", "cancelled"):
         return 0
     if result.status == "timed_out":
@@ -118,10 +134,14 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.fixed or any(f.verdict == "located" for f in result.fixes) else 1
 
 
-def _open_kb() -> KnowledgeBase:
-    from core.kb import open_kb
+def _confirm(entries: list[Entry], yes: bool) -> None:
+    """Go on with fixes from the user's own entries only when confirmed (or --yes), naming
+    every variable and switch each one sets."""
+    from core.kb.options import confirm_fixes
 
-    return open_kb()
+    for entry in entries:
+        fixes = "; ".join(fix.describe() for fix in entry.fixes) or "no fixes"
+        confirm_fixes([entry], yes, what=f"its fixes on your command ({fixes})")
 
 
 def _echo(phase: str, seconds: float, line: str) -> None:

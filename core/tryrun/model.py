@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import msgspec
 
@@ -46,6 +46,7 @@ class FixSpec(TypedDict):
     describe: str
     shim_code: str
     entry: str
+    own: NotRequired[bool]  # from the user's own KB entry (a pack): it ran only once confirmed
 
 
 class Cost(TypedDict):

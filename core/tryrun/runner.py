@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.contain import Outcome, run_contained
-from core.errors import UsageError
+from core.errors import ClinicError, UsageError
 from core.tryrun.locate import user_frame
 from core.tryrun.machine import cannot_test, probe_machine
 from core.tryrun.model import CodeChange, FixRun, FixSpec, NoFix, Recommendation, TryResult
@@ -22,6 +22,7 @@ from core.tryrun.shim import planned_env, prepare, shim_source
 # costs no more than starting the clinic (benchmarks/bench_try.py).
 if TYPE_CHECKING:
     from core.kb.fixes import Fix
+    from core.kb.schema import Entry
     from core.kb.store import KnowledgeBase
 
 QUICK_EXIT_S = 2.0  # a clean exit faster than this "exits 0 at once"
@@ -30,6 +31,7 @@ PhaseSink = Callable[[str, str], None]  # (phase, what the clinic waits for)
 FixSink = Callable[[FixRun], None]  # a re-run about to start (its exact env and shim)
 # Called with the KB still open once the run is judged (the command passes the answer's
 # core.answer.tryrun.attach_answer: the answer is a layer above try).
+ConfirmSink = Callable[[list["Entry"]], None]  # raises ClinicError unless the user agrees
 BASE_ENV = {"PYTHONUNBUFFERED": "1"}  # every run alike, so output arrives as it is printed
 
 
@@ -147,6 +149,22 @@ def run_command(
     return outcome
 
 
+def confirm_pack_fixes(result: TryResult, kb: KnowledgeBase, confirm: ConfirmSink | None) -> None:
+    """Ask before a fix from the user's own entries runs; mark them not run when refused."""
+    mine = [kb.get(i) for i in dict.fromkeys(r.fix["entry"] for r in result.fixes)]
+    mine = [entry for entry in mine if entry.is_user]
+    if not mine:
+        return
+    try:
+        if confirm is None:
+            raise UsageError("fixes from your own KB entries run only after you confirm them")
+        confirm(mine)
+    except ClinicError as exc:
+        for run in result.fixes:
+            if any(run.fix["entry"] == entry.id for entry in mine):
+                run.verdict, run.reason = "cancelled", f"not run: {exc}"
+
+
 def diagnose(result: TryResult, outcome: Outcome, kb: KnowledgeBase) -> None:
     """Match a failed (or hung) run's log, find the user's raising line, plan the fixes."""
     from core.tryrun.judge import failing_ids
@@ -180,7 +198,7 @@ def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
             seen.add(key)
             runs.append(
                 FixRun(
-                    fix=_fix_dict(fix, entry_id),
+                    fix=_fix_dict(fix, entry_id, own=kb.get(entry_id).is_user),
                     env_changes=planned_env(fix, {**os.environ, **BASE_ENV}),
                     shim=shim_source(fix),
                 )
@@ -188,8 +206,9 @@ def plan(ids: list[str], kb: KnowledgeBase) -> list[FixRun]:
     return runs
 
 
-def _fix_dict(fix: Fix, entry_id: str) -> FixSpec:
+def _fix_dict(fix: Fix, entry_id: str, own: bool = False) -> FixSpec:
     return FixSpec(
+        own=own,
         id=fix.id,
         title=fix.title,
         kind=fix.kind,
@@ -234,6 +253,8 @@ def run_fixes(
     # printed it too, and the marker proves nothing).
     marker_counts = bool(result.until) and original.marker_s is None
     for run in result.fixes:
+        if run.verdict == "cancelled":  # a pack fix the user did not confirm
+            continue
         if cancel is not None and cancel.is_set():
             run.verdict, run.reason = "cancelled", "not run: cancelled"
             continue

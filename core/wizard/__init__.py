@@ -53,9 +53,8 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
 
     result = run(get_scenario(scenario_id), python, timeout, on_event, cancel)
     # A run this machine could not make says nothing about the error: it is not kept.
-    if save and not result.cannot_run:
-        from core.history import History
+    if save and not result.cannot_run:  # busy: kept for later and said (HistoryBusyError)
+        from core.history import store
 
-        with History.open() as history:
-            result = msgspec.structs.replace(result, id=history.save_run(result.to_dict()))
+        result = msgspec.structs.replace(result, id=store("wizard", result.to_dict()))
     return result

@@ -23,8 +23,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from core.capture import pump
 from core.contain import TOKEN_ENV, reap
 from core.errors import TargetPythonError
 from core.target import resolve_python
@@ -79,7 +80,7 @@ class _Tail:
         self.dropped = 0
         self._lock = threading.Lock()
 
-    def add(self, data: bytes) -> None:
+    def feed(self, data: bytes) -> None:
         """Append `data`, dropping the oldest bytes beyond the limit."""
         with self._lock:
             self._chunks.append(data)
@@ -96,6 +97,9 @@ class _Tail:
                     self._size -= excess
                     self.dropped += excess
 
+    def close(self) -> None:
+        """End of the stream: nothing to flush (the tail is read with take())."""
+
     def take(self) -> tuple[str, int]:
         """The kept text (invalid UTF-8 replaced) and the dropped byte count; then reset."""
         with self._lock:
@@ -105,19 +109,6 @@ class _Tail:
             self._size = 0
             self.dropped = 0
         return data.decode("utf-8", errors="replace"), dropped
-
-
-def _pump_log(stream: IO[bytes], tail: _Tail) -> None:
-    """Drain a log pipe into its tail until EOF (never blocks the child)."""
-    fd = stream.fileno()
-    while True:
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except OSError:
-            break
-        if not chunk:
-            break
-        tail.add(chunk)
 
 
 def _parse_line(line: bytes) -> tuple[str, Any]:
@@ -220,10 +211,11 @@ class _Child:
         self.stdout = _Tail(log_limit)
         self.stderr = _Tail(log_limit)
         assert self.proc.stdout is not None and self.proc.stderr is not None
+        lock = threading.Lock()  # pump's; each tail also locks itself against take()
         self.threads = [
             threading.Thread(target=_pump_results, args=(read_fd, self.messages), daemon=True),
-            threading.Thread(target=_pump_log, args=(self.proc.stdout, self.stdout), daemon=True),
-            threading.Thread(target=_pump_log, args=(self.proc.stderr, self.stderr), daemon=True),
+            threading.Thread(target=pump, args=(self.proc.stdout, self.stdout, lock), daemon=True),
+            threading.Thread(target=pump, args=(self.proc.stderr, self.stderr, lock), daemon=True),
         ]
         for thread in self.threads:
             thread.start()

@@ -4,6 +4,9 @@ Run from the repository root: `.venv/bin/python docs/screenshots/capture.py [OUT
 Everything shown comes from this machine: its environment, the bundled KB, a wizard run and a
 quick benchmark sweep executed here. Settings and history go to a temporary folder.
 
+With `--answer` it captures the Diagnose page with the answer card for issue 17's embedding
+log (tests/data/answer/issue-17-embedding.txt) and page 1 of the PDF report for that log and
+this machine, rasterised from the real PDF with pdfium (docs/screenshots/report-page1.png).
 With `--new` it captures the broken-stack Environment page (a recording from the H200 with a
 foreign cuDNN on LD_LIBRARY_PATH), the Fleet page on the simulated nodes, and the "Your script"
 tab after `try` and its fixes ran a real CPU script. With `--gpu` it captures two other views
@@ -74,14 +77,8 @@ def shoot(window: MainWindow, out: Path, name: str) -> None:
     print(f"saved {path}")
 
 
-def main() -> int:
-    """Capture every page."""
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    out = Path(args[0]) if args else REPO / "docs" / "screenshots"
-    out.mkdir(parents=True, exist_ok=True)
-    if "--dark" in sys.argv:
-        os.environ["CUDA_CLINIC_THEME"] = "dark"
-    suffix = "-dark" if "--dark" in sys.argv else ""
+def _start() -> tuple[QApplication, ErrorReporter, MainWindow]:
+    """The app, its error reporter and the main window at the screenshot size."""
     app = QApplication(sys.argv[:1])
     configure_identity(app)
     reporter = ErrorReporter(interactive=False, parent=app)
@@ -90,8 +87,22 @@ def main() -> int:
     window.remember_state = False
     window.show()
     window.resize(*SCREENSHOT_SIZE)
-    if "--gpu" in sys.argv or "--new" in sys.argv:
-        (capture_gpu if "--gpu" in sys.argv else capture_new)(window, out, suffix)
+    return app, reporter, window
+
+
+def main() -> int:
+    """Capture every page."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = Path(args[0]) if args else REPO / "docs" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    if "--dark" in sys.argv:
+        os.environ["CUDA_CLINIC_THEME"] = "dark"
+    suffix = "-dark" if "--dark" in sys.argv else ""
+    _app, reporter, window = _start()  # _app keeps the QApplication alive until the end
+    special = {"--answer": capture_answer, "--gpu": capture_gpu, "--new": capture_new}
+    chosen = [special[flag] for flag in special if flag in sys.argv]
+    if chosen:
+        chosen[0](window, out, suffix)
         window.close()
         reporter.uninstall()
         return 1 if reporter.unexpected else 0
@@ -183,6 +194,44 @@ def capture_new(window: MainWindow, out: Path, suffix: str) -> None:
     tab.start_fixes()
     settle(window, lambda: tab.task is None)
     shoot(window, out, f"try{suffix}")
+
+
+EMBEDDING_LOG = REPO / "tests" / "data" / "answer" / "issue-17-embedding.txt"
+
+
+def pdf_page_png(data: bytes, path: Path, page: int = 0, scale: float = 1.6) -> None:
+    """One page of a PDF as PNG, drawn by pdfium from the PDF itself."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+    from PySide6.QtGui import QImage
+
+    bitmap = pdfium.PdfDocument(data)[page].render(
+        scale=scale, force_bitmap_format=pdfium_c.FPDFBitmap_BGRA
+    )
+    image = QImage(
+        bytes(bitmap.buffer),
+        bitmap.width,
+        bitmap.height,
+        bitmap.stride,
+        QImage.Format.Format_ARGB32,
+    )
+    image.copy().save(str(path), "PNG")
+    print(f"saved {path}")
+
+
+def capture_answer(window: MainWindow, out: Path, suffix: str) -> None:
+    """The answer card on the Diagnose page, and page 1 of the PDF report."""
+    from core.report import collect, redact
+    from gui.report_pdf import render_pdf
+
+    log = EMBEDDING_LOG.read_text(encoding="utf-8")
+    diagnose = window.show_page("diagnose")
+    diagnose.input.setPlainText(log)
+    diagnose.diagnose()
+    settle(window, lambda: diagnose.answer_card is not None and diagnose.machine is not None)
+    shoot(window, out, f"diagnose-answer{suffix}")
+    shared, _ = redact(collect(error_text=log, latest=False))
+    pdf_page_png(render_pdf(shared), out / f"report-page1{suffix}.png")
 
 
 if __name__ == "__main__":

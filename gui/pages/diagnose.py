@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.answer import Answer
+from core.errors import InputError
 from core.kb import KnowledgeBase, MatchReport
 from core.ops.diagnose import diagnose, matches_only
 from core.wizard.availability import Machine
@@ -174,11 +175,15 @@ class DiagnosePage(Page):
         if isinstance(exc, OSError):
             self.summary.setText(f"Could not read the file: {exc.strerror or exc}.")
             return
+        if isinstance(exc, InputError):  # a missing file, a device, a folder: one sentence
+            self.summary.setText(f"Could not read the file ({exc}).")
+            return
         self.ctx.errors.report(exc)
 
     def _show_empty(self) -> None:
         self.report = None
         self.answer = None
+        self.headline.setVisible(True)
         self._clear_cards()
         self.input.setExtraSelections([])
         self.headline.setText("Results appear here as soon as you paste.")
@@ -205,6 +210,8 @@ class DiagnosePage(Page):
         self._clear_cards()
         colors = self.ctx.theme.colors
         confident = report.confident
+        # With an answer card its title is the headline; the label above only counts lines.
+        self.headline.setVisible(not answer.entry)
         if answer.entry:
             self.headline.setText(f"Most likely: {answer.title}")
         elif confident:

@@ -33,6 +33,8 @@ COLUMNS = (
     *("Driver", "cuDNN", "PyTorch", "NCCL", "GPUs"),
 )
 _KEYS = ("driver", "cudnn", "torch", "nccl", "gpus")
+DIFFERENCE = COLUMNS.index("Most relevant difference")
+MAX_DIFFERENCE_PX = 380
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -165,8 +167,12 @@ class FleetPage(Page):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        # Every column as wide as its header and its values (no "elevant diffe", no cut GPU
+        # list); the long differences column is capped, its full text is in the tooltip and
+        # the detail pane. A narrow window scrolls sideways instead of clipping.
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(DIFFERENCE, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.detail = QTextBrowser()
         self.detail.setOpenLinks(False)
@@ -236,8 +242,10 @@ class FleetPage(Page):
         if self.only_outliers.isChecked():
             rows = [r for r in rows if r.kind != "same"]
         self.model.set_rows(rows)
-        for column, width in ((0, 110), (1, 90), (2, 60), (3, 360)):
-            self.table.setColumnWidth(column, width)
+        header = self.table.horizontalHeader()
+        wanted = self.table.sizeHintForColumn(DIFFERENCE)
+        width = max(header.sectionSizeHint(DIFFERENCE), min(wanted, MAX_DIFFERENCE_PX))
+        self.table.setColumnWidth(DIFFERENCE, width)
 
     def _on_theme(self, colors: Colors) -> None:
         self.model.colors = colors

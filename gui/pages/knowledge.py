@@ -279,7 +279,8 @@ class KnowledgePage(Page):
             wizard = " · fix wizard" if entry.scenario else ""
             mine = f" · {USER_LABEL}" if entry.is_user else ""
             item.setData(SUBTITLE_ROLE, f"{entry.id} · {entry.category}{wizard}{mine}")
-            item.setToolTip(entry.summary)
+            # The row elides a long title; the tooltip has it whole, then the summary.
+            item.setToolTip(f"{entry.title}\n\n{entry.summary}")
             self.list.addItem(item)
         self.list.blockSignals(False)
         total = len(self.entries)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from core.fsutil import atomic_write_text
 from core.ops.report import build
-from core.report import Redaction, redact, render
+from core.report import Redaction, render
 from gui.context import AppContext
 from gui.pages.base import Page, label
 
@@ -32,7 +34,23 @@ FORMATS = (
     ("pdf", "PDF"),
     ("json", "JSON"),
 )
-Built = tuple[dict[str, Any], list[Redaction]]
+Built = tuple[dict[str, Any], list[Redaction], list[str]]
+
+
+class PreviewBrowser(QTextBrowser):
+    """The preview: Qt's HTML plus the charts as images (QTextBrowser cannot draw inline SVG,
+    which came out as jumbled text), served from `images` by name."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.images: dict[str, QImage] = {}
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 (Qt override)
+        """A chart image by its name, else what QTextBrowser finds."""
+        image = self.images.get(name.toString() if isinstance(name, QUrl) else name)
+        if kind == QTextDocument.ResourceType.ImageResource.value and image is not None:
+            return image
+        return super().loadResource(kind, name)
 
 
 def _build(
@@ -42,12 +60,19 @@ def _build(
     run_ids: list[int] | None,
     kb_extra: list[str] | None = None,
 ) -> Built:
-    """Collect the report from this machine and redact it (seconds: env detection runs);
-    `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's own."""
+    """Collect the report from this machine, redacted as it is built (seconds: env detection
+    runs); `kb_extra` are the user's KB pack folders, whose matches are labelled as the user's
+    own."""
+    skipped: list[str] = []  # stored runs that did not load
     report = build(
-        python=python, deep=deep, error_text=error_text, run_ids=run_ids, kb_extra=kb_extra or []
+        python=python,
+        deep=deep,
+        error_text=error_text,
+        run_ids=run_ids,
+        kb_extra=kb_extra or [],
+        skipped=skipped,
     )
-    return redact(report)
+    return report, list(report.redactions), skipped
 
 
 class ReportPage(Page):
@@ -81,7 +106,7 @@ class ReportPage(Page):
             self.action_row.addWidget(widget)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self._build_options())
-        self.preview = QTextBrowser()
+        self.preview = PreviewBrowser()
         self.preview.setOpenLinks(False)
         self.preview.anchorClicked.connect(self._on_anchor)
         splitter.addWidget(self.preview)
@@ -101,6 +126,13 @@ class ReportPage(Page):
         column.addWidget(self.error_box)
         self.runs_label = label("Wizard runs and sweeps: the newest of each.", "muted", wrap=True)
         column.addWidget(self.runs_label)
+        self.full = QCheckBox("Appendix in PDF and Markdown (the log, runs, environment)")
+        self.full.setToolTip(
+            "Page 1 is always the answer. The appendix holds everything it rests on; the HTML "
+            "and JSON exports always include it (folded in HTML)."
+        )
+        self.full.toggled.connect(lambda _on: self._render())
+        column.addWidget(self.full)
         column.addWidget(label("Redactions", "h2"))
         self.count_label = label("", "muted", wrap=True)
         column.addWidget(self.count_label)
@@ -146,7 +178,9 @@ class ReportPage(Page):
 
     def _on_built(self, built: Built) -> None:
         self.end_busy()
-        self.shared, self.items = built
+        self.shared, self.items, skipped = built
+        if skipped:
+            self.status.emit("Left out of the report: " + "; ".join(skipped))
         self.revealed = set()
         self.build_button.setEnabled(True)
         self.export_button.setEnabled(True)
@@ -174,9 +208,12 @@ class ReportPage(Page):
         self._update_count()
 
     def _update_count(self) -> None:
-        total = len(self.items)
+        """What was removed, by kind with counts, and what the user chose to put back."""
+        by_kind = Counter(item.kind for item in self.items)
+        kinds = ", ".join(f"{n} {kind}" for kind, n in by_kind.most_common())
+        text = f"{len(self.items)} values redacted, highlighted in the preview"
+        text += f": {kinds}." if kinds else "."
         shown = len(self.revealed)
-        text = f"{total} items redacted, highlighted in the preview."
         if shown:
             text += f" {shown} revealed on purpose: they WILL be in the export."
         self.count_label.setText(text)
@@ -184,7 +221,10 @@ class ReportPage(Page):
     def _render(self) -> None:
         if self.shared is None:
             return
+        from gui.report_pdf import chart_images
+
         bar = self.preview.verticalScrollBar().value()
+        self.preview.images.clear()
         html = render(
             self.shared,
             "html",
@@ -192,6 +232,8 @@ class ReportPage(Page):
             reveal=self.revealed,
             highlight=True,
             qt=True,
+            full=self.full.isChecked(),
+            chart_html=chart_images(self.preview.images.__setitem__),
         )
         self.preview.setHtml(html)
         self.preview.verticalScrollBar().setValue(bar)
@@ -222,12 +264,13 @@ class ReportPage(Page):
         """Write the report (with the revealed items, and only those, put back) to `path`."""
         if self.shared is None:
             return
+        full = self.full.isChecked()
         if fmt == "pdf":
             from gui.report_pdf import render_pdf
 
-            render_pdf(self.shared, path, redactions=self.items, reveal=self.revealed)
+            render_pdf(self.shared, path, redactions=self.items, reveal=self.revealed, full=full)
         else:
-            text = render(self.shared, fmt, redactions=self.items, reveal=self.revealed)
+            text = render(self.shared, fmt, redactions=self.items, reveal=self.revealed, full=full)
             atomic_write_text(path, text)
 
     def _on_export(self) -> None:
@@ -244,11 +287,12 @@ class ReportPage(Page):
             self._on_exported(path)
             return
         shared, items, revealed = self.shared, list(self.items), set(self.revealed)
+        full = self.full.isChecked()
         if shared is None:
             return
 
         def write() -> None:
-            text = render(shared, fmt, redactions=items, reveal=revealed)
+            text = render(shared, fmt, redactions=items, reveal=revealed, full=full)
             atomic_write_text(path, text)
 
         self.ctx.tasks.run(write, lambda _r: self._on_exported(path))

@@ -191,7 +191,8 @@ class TryTab(QWidget):
         self.results.clear()
         self._show_answer(None)
         self.confirm_button.setVisible(False)
-        self._launch(lambda emit, cancel: self._run_original(result, emit, cancel), "try")
+        packs = self.ctx.data.kb_extra  # the user's own entries, as on the Diagnose page
+        self._launch(lambda emit, cancel: self._run_original(result, emit, cancel, packs), "try")
 
     def show_plan(self) -> None:
         """List every re-run (its exact variables and shim) for the user to confirm."""
@@ -204,7 +205,13 @@ class TryTab(QWidget):
                 f"<code>{html.escape(k)}={html.escape(v)}</code>"
                 for k, v in run.env_changes.items()
             )
-            parts.append(f"<p><b>{html.escape(fix['id'])}</b> ({fix['kind']}): ")
+            own = (
+                f" <b>from your own KB entry {html.escape(fix['entry'])}, not one CUDA Clinic "
+                "ships</b>"
+                if fix.get("own")
+                else ""
+            )
+            parts.append(f"<p><b>{html.escape(fix['id'])}</b> ({fix['kind']}){own}: ")
             parts.append(f"{html.escape(fix['title'])}<br>{env}</p>")
             if run.shim:
                 parts.append(
@@ -221,7 +228,10 @@ class TryTab(QWidget):
         if result is None or original is None:
             return
         self.confirm_button.setVisible(False)
-        self._launch(lambda emit, cancel: self._run_fixes(result, original, emit, cancel), "fixes")
+        packs = self.ctx.data.kb_extra
+        self._launch(
+            lambda emit, cancel: self._run_fixes(result, original, emit, cancel, packs), "fixes"
+        )
 
     def cancel(self) -> None:
         """Stop the run: the core ends the command's whole process group."""
@@ -247,21 +257,32 @@ class TryTab(QWidget):
         )
 
     @staticmethod
-    def _run_original(result: Any, emit: Any, cancel: threading.Event) -> Any:
+    def _run_original(
+        result: Any, emit: Any, cancel: threading.Event, packs: list[str] | None = None
+    ) -> Any:
         from core.ops.tryrun import try_original
 
         batch = _Batcher(emit)
         original = try_original(
             result,
+            open_kb=lambda: _open_kb(packs),
             on_line=batch.add,
             on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
             cancel=cancel,
+            save=False,
         )
         batch.close()
+        _save(result, emit)
         return ("original", result, original)
 
     @staticmethod
-    def _run_fixes(result: Any, original: Any, emit: Any, cancel: threading.Event) -> Any:
+    def _run_fixes(
+        result: Any,
+        original: Any,
+        emit: Any,
+        cancel: threading.Event,
+        packs: list[str] | None = None,
+    ) -> Any:
         from core.ops.tryrun import try_fixes
 
         batch = _Batcher(emit)
@@ -271,8 +292,19 @@ class TryTab(QWidget):
             emit({"type": "lines", "text": f"--- re-run {name} ---"})
             emit({"type": "phase", "waiting": waiting})
 
-        try_fixes(result, original, on_line=batch.add, on_phase=phase, cancel=cancel)
+        try_fixes(
+            result,
+            original,
+            open_kb=lambda: _open_kb(packs),
+            on_line=batch.add,
+            on_phase=phase,
+            cancel=cancel,
+            save=False,
+            # the user saw every re-run (pack fixes marked as such) and pressed "Run these"
+            confirm=lambda _entries: None,
+        )
         batch.close()
+        _save(result, emit)
         return ("fixes", result, original)
 
     # -- GUI thread -----------------------------------------------------------------------
@@ -350,6 +382,24 @@ class TryTab(QWidget):
         if path:
             self.ctx.settings.set_last_dir("try", path)
             self.folder.setText(path)
+
+
+def _open_kb(packs: list[str] | None) -> Any:
+    from core.kb import open_kb
+
+    return open_kb(extra=packs or [])
+
+
+def _save(result: Any, emit: Any) -> None:
+    """Save the run; a busy database keeps it for later, and the log says so (the result
+    still shows)."""
+    from core.errors import HistoryError
+    from core.ops.save import record_try
+
+    try:
+        result.id = record_try(result)
+    except HistoryError as exc:
+        emit({"type": "lines", "text": f"Not saved: {exc}"})
 
 
 def result_html(result: Any) -> str:

@@ -80,7 +80,8 @@ class AnswerCard(Card):
         self.code: CodeBlock | None = None
         self.also: list[QLabel] = []
         self._fixes(answer, colors)
-        self._buttons(answer, verify_text, blocked)
+        self._buttons(answer, verify_text, blocked)  # right under the fix: what to do next
+        self._also(answer)
 
     def _section(self, heading: str, text: str, mono: bool = False) -> QLabel:
         self.layout_.addWidget(_label(heading, "key"))
@@ -106,8 +107,10 @@ class AnswerCard(Card):
         self.layout_.addLayout(row)
         self.fix_sure = _label(best.sure, "muted")
         self.layout_.addWidget(self.fix_sure)
-        self.code = CodeBlock(best.change, max_lines=8)
+        self.code = CodeBlock(best.change, max_lines=7, wrap=True)
         self.layout_.addWidget(self.code)
+
+    def _also(self, answer: Answer) -> None:
         for fix in answer.fixes[1 : 1 + MAX_ALSO]:
             words = html.escape(STATUS_WORDS.get(fix.status, fix.status))
             item = _label(f"Also: {html.escape(fix.title)} <i>({words})</i>", rich=True)

@@ -10,7 +10,9 @@ from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QToolButton, QVBoxLay
 class CodeBlock(QWidget):
     """Monospace text sized to its content, with a "Copy" button that fills the clipboard."""
 
-    def __init__(self, code: str, parent: QWidget | None = None, max_lines: int = 14) -> None:
+    def __init__(
+        self, code: str, parent: QWidget | None = None, max_lines: int = 14, wrap: bool = False
+    ) -> None:
         super().__init__(parent)
         self.code = code
         layout = QVBoxLayout(self)
@@ -20,9 +22,16 @@ class CodeBlock(QWidget):
         self.text.setReadOnly(True)
         self.text.setProperty("code", True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # `wrap`: a narrow card shows the whole change (wrapped lines count toward the height)
+        mode = (
+            QPlainTextEdit.LineWrapMode.WidgetWidth if wrap else QPlainTextEdit.LineWrapMode.NoWrap
+        )
+        self.text.setLineWrapMode(mode)
         self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        lines = min(max(code.count("\n") + 1, 1), max_lines)
+        rows = code.count("\n") + 1
+        if wrap:  # a long line takes about one more row per 72 characters in a card
+            rows = sum(1 + len(line) // 72 for line in code.splitlines()) or 1
+        lines = min(max(rows, 1), max_lines)
         metrics = self.text.fontMetrics()
         self.text.setFixedHeight(lines * metrics.lineSpacing() + 18)
         layout.addWidget(self.text)

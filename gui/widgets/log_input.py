@@ -17,19 +17,19 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
+from core.boundedio import read_tail
+
 # A log larger than this is read from its end: errors are at the bottom of logs.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 def read_log(path: str) -> str:
-    """A log file's text (the last MAX_FILE_BYTES of a huge one), undecodable bytes replaced."""
-    file = Path(path)
-    size = file.stat().st_size
-    with file.open("rb") as handle:
-        if size > MAX_FILE_BYTES:
-            handle.seek(size - MAX_FILE_BYTES)
-        data = handle.read()
-    return data.decode("utf-8", errors="replace")
+    """A log file's text (the last MAX_FILE_BYTES of a huge one), undecodable bytes replaced;
+    a device or a folder is an InputError (one sentence in the app)."""
+    read = read_tail(path, MAX_FILE_BYTES, what="log")
+    text = read.data.decode("utf-8", errors="replace")
+    note = read.note(Path(path).name)
+    return f"[cuda-clinic: {note}]\n" + text.split("\n", 1)[-1] if note else text
 
 
 class LogInput(QPlainTextEdit):

@@ -4,8 +4,9 @@
 # others; every wizard is time-bounded, and the whole script stays inside WIZARD_BUDGET_S
 # (default 540 s, under the device's 10-minute command limit).
 #
-# Order: wizards without a committed evidence record ("new") before re-runs, so a tight budget
-# drops re-runs ("NOT RUN" in the summary; run them with WIZARD_IDS=... in a second call).
+# Order: wizards without a committed evidence record of their current steps ("new") before
+# re-runs, so a tight budget drops re-runs ("NOT RUN" in the summary; run them with
+# WIZARD_IDS=... in a second call).
 #   phase 0  (background) builds the wizards' CUDA extension for this GPU, sm_80 and sm_80+PTX
 #            into the build cache (core/wizard/steps/_extkit.py), about a minute on 16 cores;
 #   phase A  light wizards that need no extension, $jobs at a time;
@@ -15,7 +16,8 @@
 # new wizards use their steps' own limits (builds, compute-sanitizer) under the wizard's cap.
 # Usage (from anywhere): bash scripts/gpu/wizards.sh OUTDIR [SCENARIO_ID ...]
 #   with IDs, only those wizards run; WIZARD_IDS="ID ..." does the same through
-#   scripts/gpu_run.sh wizards.
+#   scripts/gpu_run.sh wizards; WIZARD_SET=new (or recorded) runs only the wizards without a
+#   record of their current steps (or only the re-runs).
 # Then, on the workstation: python scripts/import_evidence.py OUTDIR/*.json --keep --update-kb
 set -u
 out=${1:?usage: wizards.sh OUTDIR [SCENARIO_ID ...]}
@@ -42,10 +44,23 @@ if [ "$#" -eq 0 ] && [ -n "${WIZARD_IDS:-}" ]; then
 fi
 # One line per wizard: phase, id, recorded|new, ext|plain.
 listing=$(timeout -k 5 60 "$PY" - "$@" <<'PYEOF'
-import sys
+import json, os, sys
 from pathlib import Path
 from core.wizard import scenarios
 wanted = sys.argv[1:]
+
+
+def recorded(s):
+    """A committed record of the same steps (a record of another repro counts as none)."""
+    path = Path("resources/evidence", s.id.replace("/", "__") + ".json")
+    if not path.is_file():
+        return False
+    steps = json.loads(path.read_text())["scenario"]["steps"]
+    return [(t["name"], t["file"], t["function"]) for t in steps] == [
+        (t.name, t.file, t.function) for t in s.steps
+    ]
+
+
 known = {s.id: s for s in scenarios()}
 for ident in wanted:
     if ident not in known:
@@ -54,12 +69,14 @@ rows = []
 for s in scenarios():
     if wanted and s.id not in wanted:
         continue
-    recorded = Path("resources/evidence", s.id.replace("/", "__") + ".json").is_file()
     ext = any(step.file == "ext_ops.py" for step in s.steps)
     phase = "heavy" if s.requirements.exclusive else ("ext" if ext else "light")
-    rows.append((recorded, phase, s.id))
+    rows.append((recorded(s), phase, s.id))
+only = os.environ.get("WIZARD_SET", "")  # new | recorded | (all)
 for recorded, phase, ident in sorted(rows, key=lambda r: r[0]):
-    print(phase, ident, "recorded" if recorded else "new")
+    kind = "recorded" if recorded else "new"
+    if only in ("", kind):
+        print(phase, ident, kind)
 PYEOF
 ) || { echo "cannot list the scenarios"; exit 1; }
 pick() { printf '%s\n' "$listing" | awk -v p="$1" '$1 == p {print $2}'; }
@@ -70,7 +87,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
   >"$out/nvidia-smi.txt" 2>&1
 ls -l /usr/lib/x86_64-linux-gnu/libcudnn*.so.9 >"$out/system-cudnn.txt" 2>&1
 { command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer; nvcc --version | tail -2
-  ldconfig -p | grep -E 'libcuda\.so' ; } >"$out/toolchain.txt" 2>&1
+  ldconfig -p | grep -E 'libcuda\.so'
+  "$PY" -c 'import os, sysconfig, triton; d = os.path.dirname(triton.__file__)
+print("triton", triton.__version__, "cuda.h bundled:",
+      os.path.isfile(os.path.join(d, "backends", "nvidia", "include", "cuda.h")))
+print("Python.h:", os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
+} >"$out/toolchain.txt" 2>&1
 
 # Phase 0: the extension builds, in the background (nothing to do when no wizard needs them).
 build_pid=

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from core.errors import HistoryError
-from core.history import MIGRATIONS, History, _migrate
+from core.history import History
+from core.history_schema import MIGRATIONS, migrate
 from core.paths import user_db_path
 
 
@@ -89,22 +90,67 @@ def test_not_a_database_is_backed_up_and_rebuilt(
     assert any(str(backups[0]) in record.getMessage() for record in caplog.records)
 
 
-def test_failed_integrity_check_is_backed_up(tmp_path: Path) -> None:
-    path = tmp_path / "history.sqlite"
-    with History.open(path) as history:
-        for _ in range(200):
-            history.save_run(a_run())
-        history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    # Overwrite a table page in the middle of the file: the header stays valid.
+def _backups(folder: Path) -> list[Path]:
+    return [
+        p for p in folder.glob("history.sqlite.corrupt-*") if p.name[-4:] not in ("-wal", "-shm")
+    ]
+
+
+def _damage_page_holding(path: Path, needle: bytes) -> None:
+    """Overwrite the 4 KiB page that holds `needle` (the file header stays valid)."""
     data = bytearray(path.read_bytes())
     page = 4096
-    assert len(data) > 4 * page
-    data[3 * page : 4 * page] = b"\x13" * page
+    at = data.index(needle) // page * page
+    assert at > 0
+    data[at : at + page] = b"\x13" * page
     path.write_bytes(bytes(data))
+
+
+def _damaged_copy(tmp_path: Path, needle_in: str) -> tuple[Path, dict[int, dict[str, Any]]]:
+    path = tmp_path / "history.sqlite"
+    saved = {}
+    with History.open(path) as history:
+        for i in range(200):
+            run = {**a_run(f"cuda/scenario-{i:03d}"), "steps": [{"name": f"needle-{i:03d}"}]}
+            saved[history.save_run(run)] = run
+        history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        root = history.db.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'wizard_runs_scenario'"
+        ).fetchone()[0]
+    if needle_in == "index":  # the scenario index: every row is still readable
+        data = bytearray(path.read_bytes())
+        data[(root - 1) * 4096 : root * 4096] = b"\x13" * 4096
+        path.write_bytes(bytes(data))
+    else:
+        _damage_page_holding(path, b"needle-150")
+    return path, saved
+
+
+def test_a_damaged_index_is_set_aside_and_every_run_copied_back(tmp_path: Path) -> None:
+    path, saved = _damaged_copy(tmp_path, "index")
     with History.open(path) as history:
         assert history.warning is not None and "corrupt-" in history.warning
-        assert history.runs() == []
-    assert len(list(tmp_path.glob("history.sqlite.corrupt-*"))) == 1
+        assert "copied 200 runs" in history.warning
+        assert {r["id"] for r in history.runs(limit=500)} == set(saved)  # ids kept
+        for run_id, run in saved.items():
+            assert history.get_run(run_id)["steps"] == run["steps"]
+        assert history.db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert len(_backups(tmp_path)) == 1
+
+
+def test_a_damaged_table_page_loses_only_the_runs_on_it(tmp_path: Path) -> None:
+    path, saved = _damaged_copy(tmp_path, "table")
+    with History.open(path) as history:
+        assert history.warning is not None and "corrupt-" in history.warning
+        kept = {r["id"] for r in history.runs(limit=500)}
+        assert 150 <= len(kept) < len(saved)  # a 4 KiB page holds a handful of runs
+        assert kept < set(saved)
+        assert 151 not in kept  # run 151 ("needle-150") was on the damaged page
+        for run_id in kept:
+            assert history.get_run(run_id)["steps"] == saved[run_id]["steps"]
+        assert f"copied {len(kept)} runs" in history.warning
+        assert "\n" not in history.warning
+    assert len(_backups(tmp_path)) == 1
 
 
 def test_healthy_database_is_never_moved(tmp_path: Path) -> None:
@@ -179,7 +225,7 @@ def test_a_failing_migration_leaves_the_old_schema_whole(tmp_path: Path) -> None
     History.open(path).close()  # at the current schema
     conn = sqlite3.connect(path, isolation_level=None)
     with pytest.raises(RuntimeError, match="power cut"):
-        _migrate(conn, (*MIGRATIONS, _boom_after_create))
+        migrate(conn, (*MIGRATIONS, _boom_after_create))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "notes" not in tables  # the half-done migration was rolled back with its bump
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
@@ -193,6 +239,6 @@ def test_a_migration_that_commits_on_its_own_is_refused(tmp_path: Path) -> None:
     History.open(path).close()
     conn = sqlite3.connect(path, isolation_level=None)
     with pytest.raises(HistoryError, match="committed on its own"):
-        _migrate(conn, (*MIGRATIONS, _commits_itself))
+        migrate(conn, (*MIGRATIONS, _commits_itself))
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     conn.close()

@@ -115,10 +115,15 @@ def test_any_depth_of_brackets_is_a_one_line_error_before_decoding(tmp_path: Pat
         assert time.perf_counter() - start < 5  # bounded (seconds, not a hang); benchmarks time it
 
 
-def test_size_is_capped_before_reading_even_for_an_endless_file() -> None:
+def test_size_is_capped_before_reading_even_for_an_endless_file(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes(b"[" + b"1," * (1 << 20) + b"1]")
     with pytest.raises(InputError) as exc:
-        load_json("/dev/zero", Env, what="environment JSON", max_bytes=1 << 20)
+        load_json(big, Env, what="environment JSON", max_bytes=1 << 20)
     assert "larger than 1 MB" in _one_line(exc)
+    with pytest.raises(InputError) as exc:  # an endless device is refused without reading it
+        load_json("/dev/zero", Env, what="environment JSON", max_bytes=1 << 20)
+    assert "/dev/zero: is a device, not a file" in _one_line(exc)
     with pytest.raises(InputError, match="could not be read"):
         read_bytes("/nonexistent/x.json", what="fleet JSON")
 

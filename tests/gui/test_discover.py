@@ -71,3 +71,27 @@ def test_project_venvs_are_found_to_a_bounded_depth(
     # The activated environment is offered as such, right after the app's own.
     assert found[str(active)].kind == "active"
     assert list(found)[1] == str(active)
+
+
+def test_the_apps_own_environment_is_listed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python3` on PATH inside this app's venv is the app's own environment, not a second
+    "(system)" one; a venv's python and the system python it links to stay two."""
+    import os
+    import sys
+
+    from gui.discover import discover, same_environment
+
+    here = os.path.dirname(os.path.abspath(sys.executable))
+    monkeypatch.setenv("PATH", os.pathsep.join([here, "/usr/bin", "/bin"]))
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_EXE", "CONDA_ROOT", "PYENV_ROOT"):
+        monkeypatch.delenv(name, raising=False)
+    found = discover(home=tmp_path, cwd=tmp_path)
+    mine = [f for f in found if same_environment(f.python) == same_environment(sys.executable)]
+    assert [f.kind for f in mine] == ["this app"]
+    assert len({same_environment(f.python) for f in found}) == len(found)
+    if os.path.realpath(sys.executable) != sys.executable:  # a venv: its base python differs
+        assert same_environment(os.path.realpath(sys.executable)) != same_environment(
+            sys.executable
+        )

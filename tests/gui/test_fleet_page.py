@@ -125,3 +125,20 @@ def test_fleet_is_in_the_sidebar(qtbot, ctx: AppContext, saved_run: Path) -> Non
     page = window.show_page("fleet", str(saved_run))
     assert isinstance(page, FleetPage)
     qtbot.wait_until(lambda: page.model.rowCount() == 13, timeout=20_000)
+
+
+def test_every_column_is_as_wide_as_its_header(qtbot, ctx: AppContext) -> None:
+    """No clipped header ("elevant diffe") and a GPUs column that fits its values."""
+    from gui.pages.fleet import COLUMNS, MAX_DIFFERENCE_PX
+
+    page = _open(qtbot, ctx, FLEET / "nodes")
+    page.resize(900, 600)
+    header = page.table.horizontalHeader()
+    for column, name in enumerate(COLUMNS):
+        assert page.table.columnWidth(column) >= header.sectionSizeHint(column), name
+    gpus = COLUMNS.index("GPUs")
+    assert page.table.columnWidth(gpus) >= page.table.sizeHintForColumn(gpus)
+    difference = COLUMNS.index("Most relevant difference")
+    assert page.table.columnWidth(difference) <= max(
+        MAX_DIFFERENCE_PX, header.sectionSizeHint(difference)
+    )

@@ -82,3 +82,20 @@ def test_measured_workarounds_name_their_gpu_evidence_record(qtbot, ctx: AppCont
     text = page.view.toPlainText()
     assert "Measured on a GPU by the wizard step disable-cudnn-rnn-forward" in text
     assert "evidence/cuda__cudnn-rnn-double-backward.json" in text
+
+
+def test_a_long_title_is_elided_in_the_list_and_whole_in_its_tooltip(
+    qtbot, ctx: AppContext
+) -> None:
+    from PySide6.QtGui import QFontMetrics
+
+    page = _loaded_page(qtbot, ctx)
+    page.resize(1000, 700)
+    width = page.list.viewport().width()
+    metrics = QFontMetrics(page.list.font())
+    longest = max(
+        (page.list.item(r) for r in range(page.list.count())),
+        key=lambda item: metrics.horizontalAdvance(item.text()),
+    )
+    assert metrics.horizontalAdvance(longest.text()) > width  # it cannot fit: it is elided
+    assert longest.toolTip().startswith(longest.text() + "\n\n")

@@ -71,3 +71,63 @@ def test_cli_routes_pdf_to_qt(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert out.read_bytes().startswith(b"%PDF-")
     assert "(pdf," in result.stderr
+
+
+EMBEDDING = Path(__file__).resolve().parents[1] / "data" / "answer" / "issue-17-embedding.txt"
+H200 = Path(__file__).resolve().parents[1] / "data" / "env" / "gpu_deep.json"
+
+
+def _pages(data: bytes) -> list[str]:
+    """Each page's text, read back from the PDF by pypdf (not by the code that wrote it)."""
+    import io
+    import unicodedata
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data))
+    texts = [unicodedata.normalize("NFKC", page.extract_text() or "") for page in reader.pages]
+    return [" ".join(text.split()) for text in texts]  # NFKC: the font's "ff" ligature is 2 f
+
+
+def test_a_pasted_error_fits_three_pages_and_page_one_carries_the_fix(
+    qapp: QApplication, tmp_path: Path
+) -> None:
+    """The issue's case at its largest: a pasted GPU error and the environment of an 8-GPU
+    H200 server recorded in deep mode (the longest environment we have)."""
+    import json
+
+    from core.env import assemble
+    from core.report import collect
+
+    rec = json.loads(H200.read_text())
+    env = assemble(rec["quick"], rec.get("deep"), rec.get("status") or {}, rec["deep_mode"])
+    shared, _ = redact(
+        collect(environment=env.to_dict(), error_text=EMBEDDING.read_text(), latest=False)
+    )
+    best = shared["answer"]["fixes"][0]
+    pages = _pages(render_pdf(shared, tmp_path / "short.pdf"))
+    assert 1 <= len(pages) <= 3
+    first = pages[0]
+    packed = "".join(first.split())  # PDF text extraction spaces monospace runs unevenly
+    assert "The answer" in first and "What to change." in first
+    assert " ".join(best["title"].split()) in first
+    assert "model.resize_token_embeddings(len(tokenizer))" in packed  # the change itself
+    assert "model.py:37inforward" in packed
+    assert "Full environment (JSON)" not in " ".join(pages)
+    full = _pages(render_pdf(shared, tmp_path / "full.pdf", full=True))
+    assert len(full) > len(pages) and "Full environment (JSON)" in " ".join(full)
+
+
+def test_benchmark_tables_fit_the_page_with_whole_headers(qapp: QApplication) -> None:
+    """The recorded H200 LSTM sweep's 8-column results table: every header is printed whole
+    (they broke mid-word, "p90_m", before headers could wrap between words)."""
+    import json
+
+    from core.report.collect import bench_charts, bench_payload
+
+    recorded = Path(__file__).resolve().parents[2] / "benchmarks" / "lstm" / "h200-lstm.json"
+    payload = bench_payload({"payload": json.loads(recorded.read_text()), "kind": "lstm"})
+    report = build_report(benchmarks=[payload], charts=bench_charts(payload))
+    text = " ".join(_pages(render_pdf(report, full=True)))
+    assert "median ms p10 ms p90 ms mean ms repeats warmup buffers" in text
+    assert "p90_m" not in text and "median_ms" not in text

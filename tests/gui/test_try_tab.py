@@ -33,6 +33,7 @@ def test_a_failing_script_is_matched_then_fixed_after_the_user_sees_the_reruns(
     qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
     assert tab.result.status == "failed"
     assert "deterministic mode on" in tab.log.toPlainText()  # the live log
+    assert tab.log.lineWrapMode() == tab.log.LineWrapMode.WidgetWidth  # the error line fits
     card = tab.answer_card  # the answer leads: cause, the user's raising line, the fix
     assert card is not None and card.answer.entry == "cuda/nondeterministic-op"
     assert card.where is not None and card.where.text().startswith("deterministic_put.py:13")

@@ -282,6 +282,30 @@ def _matmul_size(device: torch.device, dtype_name: str, quick: bool) -> int:
     return 4096 if dtype_name == "fp32" or quick else 8192
 
 
+def time_config(
+    build: Callable[[dict[str, Any], torch.device, torch.dtype], tuple[Any, Sequence[Any]]],
+    params: dict[str, Any],
+    device: torch.device,
+    dtype: torch.dtype,
+) -> dict[str, Any]:
+    """Build one sweep configuration and time it with its repeat budget; a configuration torch
+    cannot run comes back skipped (the sweep files' run_config)."""
+    try:
+        fn, inputs = build(params, device, dtype)
+        return measure(
+            fn,
+            inputs,
+            device,
+            budget_s=params.get("budget_s", 0.3),
+            warmup=params.get("warmup", 3),
+            warmup_s=params.get("warmup_s", 0.0),
+            min_repeats=params.get("min_repeats", 10),
+            max_repeats=params.get("max_repeats", 200),
+        )
+    except NotImplementedError as exc:
+        return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
+
+
 def matmul_ceiling(device: torch.device, dtype_name: str, quick: bool = False) -> dict[str, Any]:
     """Measured matmul throughput in `dtype_name` (TFLOP/s): the compute ceiling for shares."""
     n = _matmul_size(device, dtype_name, quick)

@@ -76,18 +76,4 @@ def run_config(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -
             deterministic=bool(params.get("deterministic")),
         ),
     ):
-        try:
-            fn, inputs = build(params, device, dtype)
-            timing: dict[str, Any] = harness.measure(
-                fn,
-                inputs,
-                device,
-                budget_s=params.get("budget_s", 0.3),
-                warmup=params.get("warmup", 3),
-                warmup_s=params.get("warmup_s", 0.0),
-                min_repeats=params.get("min_repeats", 10),
-                max_repeats=params.get("max_repeats", 200),
-            )
-        except NotImplementedError as exc:
-            return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
-    return timing
+        return harness.time_config(build, params, device, dtype)

@@ -161,7 +161,10 @@ def test_remote_command_is_used(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--ssh", "/no/such/hosts"], "cannot read host file /no/such/hosts"),
+        (
+            ["--ssh", "/no/such/hosts"],
+            "/no/such/hosts: the host file could not be read: no such file",
+        ),
         (["--from", "/no/such/dir"], "/no/such/dir does not exist"),
         (["--ssh", "HOSTS", "--timeout", "0"], "--timeout must be more than 0"),
         ([], "one of the arguments --srun --ssh --from is required"),

@@ -11,7 +11,6 @@ import pytest
 
 from core.report import SchemaError, build_report, redact, validate
 from core.report.fields import TEMPLATE_FIELDS, upstream_fields
-from core.report.schema import SCHEMA
 
 from .conftest import ERROR_LOG
 
@@ -34,9 +33,21 @@ PYTORCH_FIELDS = (
 )
 
 
-def test_docs_schema_is_the_one_the_code_checks(repo_root: Path) -> None:
-    published = json.loads((repo_root / "docs" / "report-schema.json").read_text())
-    assert published == SCHEMA
+def test_a_version_1_report_still_loads(live_env: dict[str, Any], tmp_path: Path) -> None:
+    """A report saved before the answer existed: no `answer`, no `origin`, version 1."""
+    from core.report import load_report, render
+
+    old = build_report(environment=live_env, error_text=ERROR_LOG)
+    for key in ("answer", "origin"):
+        del old[key]
+    old["schema_version"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    loaded = load_report(path)
+    assert loaded["schema_version"] == 2 and loaded["answer"] is None
+    assert loaded["environment"] == old["environment"]  # nothing else is dropped or changed
+    for fmt in ("md", "html", "json"):
+        assert render(loaded, fmt)
 
 
 def test_report_from_this_machine_validates(live_env: dict[str, Any], kb_matches: Any) -> None:
@@ -44,7 +55,7 @@ def test_report_from_this_machine_validates(live_env: dict[str, Any], kb_matches
     validate(report)
     shared, _ = redact(report)
     validate(shared)
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["error"]["matches"][0]["id"] == "cuda/cudnn-status-execution-failed"
     assert report["summary"]["top_match"]["id"] == "cuda/cudnn-status-execution-failed"
     rows = dict(report["summary"]["rows"])
@@ -87,10 +98,18 @@ def test_findings_come_from_the_environment_worst_first(recorded: Any) -> None:
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("schema_version",), 2, "must be 1"),
-        (("findings",), [{"id": "x", "severity": "fatal", "message": "m"}], "not one of"),
-        (("error",), {"text": "t", "line_count": -1, "matches": []}, "below 0"),
-        (("redaction", "enabled"), "yes", "expected boolean"),
+        (("schema_version",), 3, r"Invalid enum value 3 - at `\$.schema_version`"),
+        (
+            ("findings",),
+            [{"id": "x", "severity": "fatal", "message": "m"}],
+            r"Invalid enum value 'fatal' - at `\$.findings\[0\].severity`",
+        ),
+        (
+            ("error",),
+            {"text": "t", "line_count": -1, "matches": []},
+            r"Expected `int` >= 0 - at `\$.error.line_count`",
+        ),
+        (("redaction", "enabled"), "yes", r"Expected `bool`, got `str` - at `\$.redaction"),
     ],
 )
 def test_schema_rejects_broken_reports(path: tuple[str, ...], value: Any, message: str) -> None:
@@ -106,7 +125,7 @@ def test_schema_rejects_broken_reports(path: tuple[str, ...], value: Any, messag
 def test_schema_requires_every_section() -> None:
     report = build_report()
     del report["charts"]
-    with pytest.raises(SchemaError, match="missing required field 'charts'"):
+    with pytest.raises(SchemaError, match="Object missing required field `charts`"):
         validate(report)
 
 

@@ -56,7 +56,8 @@ def export(tmp: Path, plants: Campaign, formats: tuple[str, ...]) -> dict[str, A
     for fmt in formats:
         path = tmp / f"report.{fmt}"
         result = subprocess.run(
-            [*REPORT, "--error", str(log), "--run", "try:1", "-o", str(path)],
+            # --full: every part that could carry a planted value is in the file
+            [*REPORT, "--full", "--error", str(log), "--run", "try:1", "-o", str(path)],
             cwd=REPO,
             env=env,
             capture_output=True,

@@ -11,38 +11,14 @@ import copy
 import html
 import json
 import os
-from pathlib import Path
 from typing import Any
 
-from core.env import assemble
 from core.report import build_report, redact, render
 from core.report.redact import Secrets
-from tests.planting import SURVIVORS, Campaign, campaign, leaks, seed_for_run
+from tests.planted_report import ENV, TRY, model
+from tests.planting import KINDS, SURVIVORS, campaign, leaks, plant_one, seed_for_run
 
 RUNS = int(os.environ.get("CUDA_CLINIC_PLANT_RUNS", "4"))
-DATA = Path(__file__).resolve().parents[2] / "data"
-
-
-def _environment() -> dict[str, Any]:
-    data = json.loads((DATA / "env" / "gpu_deep.json").read_text())
-    env = assemble(data["quick"], data.get("deep"), data.get("status") or {}, data["deep_mode"])
-    return env.to_dict()
-
-
-ENV = _environment()
-TRY = json.loads((DATA / "try" / "gpu" / "embedding_oob.json").read_text())["try"]
-
-
-def model(plants: Campaign) -> dict[str, Any]:
-    """A report built the way `report` builds one, carrying the campaign everywhere."""
-    env = copy.deepcopy(ENV)
-    env["env_vars"] = {**env.get("env_vars", {}), **plants.env}
-    run = copy.deepcopy(TRY)
-    argv = ["python", "train.py", *plants.argv, "--data-dir", *plants.paths]
-    run.update(command=argv, argv=argv, cwd=plants.paths[0])
-    run["original"] = {**run.get("original", {}), "log": "\n".join(plants.lines)}
-    log = "\n".join(plants.lines)
-    return build_report(environment=env, error_text=log, try_runs=[run])
 
 
 def test_every_campaign_leaves_nothing_and_keeps_every_diagnostic() -> None:
@@ -60,3 +36,36 @@ def test_every_campaign_leaves_nothing_and_keeps_every_diagnostic() -> None:
         missing = [s for s in SURVIVORS if s not in shared["error"]["text"]]
         assert not missing, f"seed {plants.seed}: {missing}"
     assert planted >= 200 * RUNS
+
+
+def test_every_field_of_the_model_goes_through_the_door() -> None:
+    """A planted value (in its context: a flag, a path, a prompt) appended to every string of a
+    real model, and one more under a new key in every object: none survives the door, so no
+    renderer can miss a field."""
+    seed = seed_for_run()
+    kinds = sorted(KINDS)
+    raw = build_report(environment=copy.deepcopy(ENV), error_text="boom", redact=False)
+    raw = dict(raw, try_runs=[copy.deepcopy(TRY)])
+    planted: list[str] = []
+
+    def plant() -> str:
+        made = plant_one(kinds[len(planted) % len(kinds)], seed + len(planted))
+        planted.extend(made.secrets)
+        return made.text
+
+    stack: list[Any] = [raw]
+    while stack:
+        node = stack.pop()
+        items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in items:
+            if isinstance(value, str):
+                node[key] = f"{value}\n{plant()}"
+            elif isinstance(value, dict | list):
+                stack.append(value)
+        if isinstance(node, dict):
+            node[f"note {len(planted)}"] = plant()
+    shared, _ = redact(raw, Secrets())
+    dumped = json.dumps(shared, ensure_ascii=False)
+    left = sorted({s for s in planted if s in dumped})
+    assert not left, f"seed {seed}: {len(left)} of {len(planted)} left: {left[:8]}"
+    assert len(planted) >= 200

@@ -28,8 +28,10 @@ def full_report(live_env: dict[str, Any], kb_matches: dict[str, Any]) -> dict[st
 
 
 def test_markdown_puts_the_summary_first(full_report: dict[str, Any]) -> None:
+    """Without an answer (nothing confident to lead with) this machine's summary is page 1."""
     shared, _ = redact(full_report)
-    md = render(shared, "md")
+    assert "Appendix left out" in render(shared, "md")
+    md = render(shared, "md", full=True)
     assert md.startswith("## CUDA Clinic diagnostic report")
     headline = md.index(shared["summary"]["headline"].split(" — ")[0])
     assert headline < md.index("| **PyTorch** |") < md.index("### Pasted error")

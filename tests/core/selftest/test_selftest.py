@@ -54,6 +54,7 @@ def test_every_drill_is_contained_and_timed(report: dict[str, Any]) -> None:
         "cuda-assert",
         "kill-while-saving",
         "corrupt-database",
+        "locked-database",
     }
     assert set(drills) == expected
     assert report["passed"] is True
@@ -74,7 +75,7 @@ def test_the_table_says_contained_and_counts() -> None:
     lines = result.stdout.splitlines()
     assert any(line.startswith("segfault") and "contained" in line for line in lines)
     assert "kill-while-saving" not in result.stdout
-    assert lines[-1] == "10 of 10 drills passed."
+    assert lines[-1] == "11 of 11 drills passed."
 
 
 def test_a_negative_kill_count_is_one_line_exit_2() -> None:

@@ -18,7 +18,7 @@ def test_a_try_run_goes_into_the_report_with_its_command_redacted() -> None:
     run_id = data["id"]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     md = subprocess.run(
-        [sys.executable, "-m", "core", "report", "--quick", "--run", f"try:{run_id}"],
+        [sys.executable, "-m", "core", "report", "--quick", "--full", "--run", f"try:{run_id}"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -27,6 +27,9 @@ def test_a_try_run_goes_into_the_report_with_its_command_redacted() -> None:
         check=False,
     )
     assert md.returncode == 0, md.stderr
+    # page 1 is the run's answer, produced here; the run itself is in the appendix
+    assert md.stdout.index("### The answer") < md.stdout.index("## Appendix")
+    assert "produced on this machine" in md.stdout
     assert "### Your script (cuda-clinic try)" in md.stdout
     assert f"try:{run_id} " in md.stdout
     assert "cuda/torch-not-compiled-with-cuda" in md.stdout

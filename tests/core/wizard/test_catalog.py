@@ -58,7 +58,7 @@ def test_scenario_is_well_formed(scenario) -> None:  # type: ignore[no-untyped-d
 def test_kb_entry_points_back_and_its_steps_exist(scenario) -> None:  # type: ignore[no-untyped-def]
     entry = kb_front_matter(scenario.id)
     assert entry["id"] == scenario.id
-    assert entry.get("scenario") in (scenario.id, "")
+    assert entry.get("scenario", "") in (scenario.id, "")  # a [wizard] table is its own scenario
     names = {step.name for step in scenario.steps}
     for item in [*entry.get("workarounds", []), *entry.get("dead_ends", [])]:  # type: ignore[misc]
         step = item.get("step", "")
@@ -226,29 +226,6 @@ def test_kb_entry_names_its_wizard(scenario) -> None:  # type: ignore[no-untyped
     assert not entry.no_wizard
 
 
-# Issue 23: entries whose wizards are being built (the `wizards` engineer's part of the issue).
-# They have neither a wizard nor a no_wizard line yet; an id leaves this set when its wizard lands
-# (the test below fails until it does, so the set cannot go stale).
-WIZARDS_IN_PROGRESS = frozenset(
-    {
-        "cuda/cuda-error-invalid-argument",
-        "cuda/invalid-configuration-argument",
-        "ext/extension-expects-cuda-tensor",
-        "cuda/invalid-device-function",
-        "triton/cannot-find-libcuda",
-        "triton/missing-cuda-headers",
-        "nccl/invalid-usage",
-        "cuda/crash-without-message",
-        "cuda/no-cuda-gpus-available",
-        "cuda/cuda-not-available",
-        "cuda/mixed-precision-requires-gpu",
-        # reproducible (a custom op registered for the CPU only, called with a CUDA tensor);
-        # not on the issue's list of wizard candidates
-        "ext/extension-without-cuda-kernels",
-    }
-)
-
-
 def _entries() -> list[dict[str, object]]:
     return [
         tomllib.loads(path.read_text(encoding="utf-8").split("+++")[1])
@@ -260,19 +237,10 @@ def _entries() -> list[dict[str, object]]:
 def test_every_other_entry_says_why_it_has_no_wizard() -> None:
     ids = {s.id for s in ALL}
     for entry in _entries():
-        if entry["id"] in ids or entry["id"] in WIZARDS_IN_PROGRESS:
+        if entry["id"] in ids:
             continue
         reason = str(entry.get("no_wizard", ""))
         assert reason.strip() and "\n" not in reason, f"{entry['id']}: no_wizard is missing"
-
-
-def test_wizards_in_progress_are_real_entries_still_waiting() -> None:
-    ids = {s.id for s in ALL}
-    entries = {str(e["id"]): e for e in _entries()}
-    for entry_id in sorted(WIZARDS_IN_PROGRESS):
-        assert entry_id in entries, f"{entry_id}: no such KB entry"
-        assert entry_id not in ids, f"{entry_id}: its wizard is registered; remove it from the set"
-        assert not entries[entry_id].get("no_wizard"), f"{entry_id}: has a no_wizard line"
 
 
 @pytest.mark.parametrize("scenario", ALL, ids=[s.id for s in ALL])

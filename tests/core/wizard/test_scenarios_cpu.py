@@ -79,10 +79,14 @@ def test_cpu_scenarios_fixes_hold_their_claims(worker: Worker, scenario: Scenari
     ctx: dict[str, Any] = {"repro": {}}
     for step in scenario.workarounds:
         result = run_step(worker, step)
+        if _why_not_here(result) is not None:
+            continue  # a step this machine cannot show (a GPU tool), said in its own words
         outcome, note = judge(scenario, step, False, result, ctx)
-        assert outcome == "fixed", f"{step.name}: {outcome}: {note}"
-        if step.claim_fixes is not None:
-            assert step.claim_fixes is True
+        # A diagnosis locates the error; a sourced claim that it does not fix is checked as such.
+        expected = "located" if step.diagnose else "fixed"
+        if step.claim_fixes is False:
+            expected = "not_fixed"
+        assert outcome == expected, f"{step.name}: {outcome}: {note}"
 
 
 def test_the_cpu_diagnosis_steps_name_the_bad_value(worker: Worker) -> None:
