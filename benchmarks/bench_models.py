@@ -188,8 +188,9 @@ def decoder(lib: str, models: dict[str, Any], kind: str) -> Callable[[bytes], An
         return lambda raw: decode_json(raw, models[kind], name="file", what=kind)
     if lib == "pydantic":
         return models[kind].model_validate_json  # type: ignore[no-any-return]
-    from core.env.model import Environment
     from core.env.shape import check_shape
+
+    from core.env.model import Environment
 
     def env_stdlib(raw: bytes, where: str = "file") -> Any:
         data = json.loads(raw)

@@ -40,6 +40,11 @@ def register(name: str, target: str, title: str) -> None:
 
 
 register(
+    "bench",
+    "core.bench.model:Sweep",
+    "A benchmark sweep: `cuda-clinic bench lstm|conv --json`, `bench history ID --json`",
+)
+register(
     "wizard-run",
     "core.wizard.record:WizardRun",
     "A wizard run: `cuda-clinic wizard run ID --json`, `wizard history ID --json`",

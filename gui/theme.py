@@ -99,6 +99,7 @@ ROLE_OF = {
     "fixed": "ok",
     "right": "ok",
     "partial": "warning",
+    "locates": "info",  # a diagnosis: it finds the failing line, it fixes nothing
     "partly_right": "warning",
     "not_fixed": "error",
     "located": "ok",

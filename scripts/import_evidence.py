@@ -1,12 +1,21 @@
 """Turn wizard-run JSON files from the GPU machine into compact, redacted evidence records.
 
 Usage: python scripts/import_evidence.py RUN.json [RUN.json ...] [--dest resources/evidence]
-                                         [--update-kb]
+                                         [--keep] [--update-kb] [--compare]
+
+`--keep` leaves committed records alone, except a record of other steps (a wizard whose repro
+changed), which is replaced. `--compare` writes nothing: it lists the steps of recorded wizards
+whose outcome differs from the record (a re-run that proves behaviour unchanged prints none).
 
 With --update-kb each imported record is also written into its KB entry (resources/kb/<id>.md):
 every workaround or dead end whose `step` the record ran gets a `[run]` evidence line citing the
-record (the repro's outcome and the step's), a step that measured fixed / not fixed lists the
-record in `runs`, and a verdict the measurement contradicts is changed, the line saying so.
+record (the repro's outcome and the step's), a step that measured fixed / not fixed / located /
+not located lists the record in `runs`, and a verdict the measurement contradicts is changed, the
+line saying so (`located` -> "locates", a diagnosis; `not_fixed` -> "does_not_fix"); an item
+that turns into a dead end moves to `dead_ends` (and back). A declared no-code fix (`[[fixes]]`)
+whose kind the record contradicts is changed too (not fixed -> "dead_end", located ->
+"diagnose"). Then the entry is checked as `kb validate` does (core/kb/consistency.py) and what is
+still inconsistent is printed, for a person to settle (a scope, a source).
 
 Each record keeps the scenario, the machine (GPU, driver, torch, cuDNN), the outcome and the time
 of every step, the verdict and a trimmed environment. GPU UUIDs, PCI addresses, process ids and
@@ -27,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.kb import consistency  # noqa: E402
 from core.report.redact import Secrets  # noqa: E402
 from core.report.scrub import redact_report  # noqa: E402
 
@@ -106,16 +116,53 @@ def write_record(src: Path, dest_dir: Path, overwrite: bool = True) -> Path | No
         found = ", ".join(f"{h.kind} at {'/'.join(map(str, h.path))}" for h in hits)
         raise SystemExit(f"{src}: refusing to write, identifying values left: {found}")
     dest = dest_dir / (record["scenario_id"].replace("/", "__") + ".json")
-    if dest.exists() and not overwrite:
-        return None
+    if dest.exists() and not overwrite and _same_steps(dest, record):
+        return None  # a record of other steps (the wizard's repro changed) is replaced
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return dest
 
 
-# A verdict a measured step outcome allows (as tests/core/kb/test_evidence.py checks).
-ALLOWED = {"fixed": ("fixes", "partial"), "not_fixed": ("does_not_fix", "partial")}
-MEASURED_VERDICT = {"fixed": "fixes", "not_fixed": "does_not_fix"}
+def _steps_of(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(s["name"], s["file"], s["function"]) for s in record["scenario"]["steps"]]
+
+
+def _same_steps(path: Path, record: dict[str, Any]) -> bool:
+    """Whether the committed record at `path` measured the same steps as `record`."""
+    return _steps_of(json.loads(path.read_text(encoding="utf-8"))) == _steps_of(record)
+
+
+def compare(src: Path, dest_dir: Path) -> list[str]:
+    """How a new run of a recorded wizard differs from its committed record, step by step
+    ([] when every step ended as recorded); a line saying so when there is nothing to compare."""
+    record = compact(json.loads(src.read_text(encoding="utf-8")))
+    dest = dest_dir / (record["scenario_id"].replace("/", "__") + ".json")
+    ident = record["scenario_id"]
+    if not dest.exists() or not _same_steps(dest, record):
+        return [f"{ident}: no record of these steps to compare with"]
+    old = {s["name"]: s["outcome"] for s in json.loads(dest.read_text(encoding="utf-8"))["steps"]}
+    return [
+        f"{ident}: {step['name']} {old[step['name']]} -> {step['outcome']}"
+        for step in record["steps"]
+        if old.get(step["name"]) != step["outcome"]
+    ]
+
+
+# A verdict a measured step outcome allows (core/kb/consistency.py holds the rule).
+ALLOWED = consistency.ALLOWED
+MEASURED_VERDICT = {
+    "fixed": "fixes",
+    "not_fixed": "does_not_fix",
+    "located": "locates",
+    "not_located": "does_not_fix",
+}
+# A [[fixes]] kind a measured outcome contradicts, and the kind it becomes.
+FIX_KIND = {
+    ("fix", "not_fixed"): "dead_end",
+    ("fix", "located"): "diagnose",
+    ("diagnose", "not_located"): "dead_end",
+    ("dead_end", "fixed"): "fix",
+}
 
 
 def _toml_str(text: str) -> str:
@@ -201,6 +248,27 @@ def _update_block(block: str, record: dict[str, Any], rel: str, changes: list[st
     block = _set_evidence(block, evidence)
     block = _set_runs(block, runs)
     changes.append(f"{record['scenario_id']} {kind} {name}: {outcome}")
+    verdict = tomllib.loads(block)[kind][0]["verdict"]
+    home = "dead_ends" if verdict == "does_not_fix" else "workarounds"
+    if verdict in ("does_not_fix", "fixes", "locates") and home != kind:
+        block = block.replace(f"[[{kind}]]", f"[[{home}]]", 1)
+        changes.append(f"{record['scenario_id']} {kind} {name}: moved to {home}")
+    return block
+
+
+def _update_fix(block: str, record: dict[str, Any], changes: list[str]) -> str:
+    """One [[fixes]] table: a kind its step's outcome contradicts is changed."""
+    item = tomllib.loads(block)["fixes"][0]
+    outcome = {s["name"]: s["outcome"] for s in record["steps"]}.get(item["id"], "")
+    kind = item.get("kind", "fix")
+    new = FIX_KIND.get((kind, outcome))
+    if new is None:
+        return block
+    if re.search(r'(?m)^kind = ".*"$', block):
+        block = re.sub(r'(?m)^kind = ".*"$', f'kind = "{new}"', block, count=1)
+    else:
+        block = re.sub(r"(?m)^(title = .*)$", lambda m: m.group(1) + f'\nkind = "{new}"', block)
+    changes.append(f"{record['scenario_id']} fixes {item['id']}: kind {kind} -> {new} ({outcome})")
     return block
 
 
@@ -225,6 +293,8 @@ def update_kb(record: dict[str, Any], rel: str, kb_dir: Path) -> list[str]:
     for i, block in enumerate(blocks):
         if re.match(r"\[\[(workarounds|dead_ends)\]\]", block):
             blocks[i] = _update_block(block, record, rel, changes)
+        elif re.match(r"\[\[fixes\]\]", block):
+            blocks[i] = _update_fix(block, record, changes)
     updated = "+++\n" + "".join(blocks) + sep + body
     if updated == original:
         return changes
@@ -235,6 +305,17 @@ def update_kb(record: dict[str, Any], rel: str, kb_dir: Path) -> list[str]:
         path.write_text(original, encoding="utf-8")
         raise SystemExit(f"{path}: left unchanged, the update would not parse: {exc}") from exc
     return changes
+
+
+def left_to_settle(entry_id: str, kb_dir: Path) -> list[str]:
+    """What `kb validate` still finds inconsistent in the entry after an import."""
+    from core.kb.schema import parse_entry
+    from core.kb.scope import Records, with_scopes
+
+    evidence = kb_dir.parent
+    records = Records(evidence)
+    entry = with_scopes(parse_entry(kb_dir / f"{entry_id}.md", kb_dir), evidence, records)
+    return consistency.problems(entry, records)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,9 +330,18 @@ def main(argv: list[str] | None = None) -> int:
         help="also cite each record in its KB entry (runs, [run] evidence lines, verdicts)",
     )
     parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="write nothing: say which steps of recorded wizards ended otherwise (exit 1 if any)",
+    )
+    parser.add_argument(
         "--kb", type=Path, default=ROOT / "resources" / "kb", help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
+    if args.compare:
+        lines = [line for src in args.runs for line in compare(src, args.dest)]
+        print("\n".join(lines) or "every step ended as its record says")
+        return 1 if any("->" in line for line in lines) else 0
     failed = 0
     for src in args.runs:
         try:
@@ -268,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for change in update_kb(record, f"evidence/{dest.name}", args.kb):
                 print(f"  kb: {change}")
+            for problem in left_to_settle(record["scenario_id"], args.kb):
+                print(f"  kb: still to settle by hand: {problem}")
     return 1 if failed else 0
 
 

@@ -7,13 +7,15 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec.structs import replace
 
 from core.answer.causes import Found, cause_text, find_cause
-from core.answer.kbfixes import entry_fixes
+from core.answer.kbfixes import entry_fixes, user_stack
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
 from core.answer.testable import scenario_blocked, untestable_reason
+from core.kb.frameworks import Detected
 from core.tryrun.locate import frames, is_library, pasted_frame
 
 if TYPE_CHECKING:
@@ -27,7 +29,8 @@ ASYNC_NOTE = (
     "CUDA_LAUNCH_BLOCKING=1 (what `try --fixes` sets) names it"
 )
 LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
-_KB_RANK = {"measured": 0, "documented": 1, "partial": 3, "unverified": 4}
+_KB_RANK = {"measured": 0, "documented": 1, "locates": 3, "partial": 3, "unverified": 4}
+NO_MATCH_NEXT = "look the knowledge base up by the words of your error"
 NO_MATCH = (
     "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
     "only a part of the log was pasted (the error is usually at its end)."
@@ -68,15 +71,14 @@ def build_answer(
     """
     where = _where(frame or pasted_frame(text))
     lead = lead_match(matches)
+    framework = matches.get("framework")
+    if lead is None and isinstance(framework, Mapping):
+        return _framework_answer(framework, matches, where)
     if lead is None:
         return Answer(
             cause=Cause(text=NO_MATCH),
             where=where,
-            next=Next(
-                command="cuda-clinic kb search WORDS",
-                why="look the knowledge base up by the words of your error",
-                kind="none",
-            ),
+            next=Next(command="cuda-clinic kb search WORDS", why=NO_MATCH_NEXT, kind="none"),
         )
     entry = kb.get(str(lead["id"]))
     found = find_cause(text.splitlines(), entry.id, [f["function"] for f in frames(text)[-8:]])
@@ -88,7 +90,7 @@ def build_answer(
     if history is not None:
         fixes += history_fixes(entry, history)
     lead_ids = {found.prefer} if found is not None and found.prefer else set()
-    ranked = rank(fixes, entry_fixes(entry, found), machine, lead_ids)
+    ranked = rank(fixes, entry_fixes(entry, found, user_stack(text, machine)), machine, lead_ids)
     root = matches.get("root_cause") or {}
     head: Mapping[str, Any] = next(iter(matches.get("matches") or []), {})
     note = str(head.get("note") or "") if root else ""
@@ -102,6 +104,38 @@ def build_answer(
         next=next_step(entry, command, text, machine),
         note=note,
         origin=entry.origin,
+    )
+
+
+def _framework_answer(
+    framework: Mapping[str, Any], matches: Mapping[str, Any], where: Where | None
+) -> Answer:
+    """Another framework's log: say which, and what its statuses mean in general; the closest
+    PyTorch entry is only a lead."""
+    detected = msgspec.convert(dict(framework), Detected)
+    text = detected.summary() + (f" {detected.advice}" if detected.advice else "")
+    closest = next(iter(matches.get("matches") or []), None)
+    if isinstance(closest, Mapping) and closest.get("id"):
+        nxt = Next(
+            command=f"cuda-clinic kb show {closest['id']}",
+            why="the closest PyTorch entry: read it for the general cause, not for PyTorch's fixes",
+            kind="none",
+        )
+    else:
+        nxt = Next(command="cuda-clinic kb search WORDS", why=NO_MATCH_NEXT, kind="none")
+    return Answer(
+        title=f"A {detected.name} log: no PyTorch entry applies",
+        cause=Cause(
+            text=text,
+            id="other-framework",
+            evidence=LogLine(line=detected.line, text=detected.text),
+            values={
+                "framework": detected.name,
+                "statuses": ", ".join(s.code for s in detected.statuses),
+            },
+        ),
+        where=where,
+        next=nxt,
     )
 
 
@@ -172,7 +206,9 @@ def rank(
 
 def _merge(mine: AnswerFix, kb: AnswerFix) -> AnswerFix:
     """A KB fix judged on this machine: this machine's word, the KB's exact change and scope."""
-    mine = replace(mine, change=kb.change or mine.change, kind=kb.kind, scope=kb.scope)
+    mine = replace(
+        mine, change=kb.change or mine.change, kind=kb.kind, scope=kb.scope, differs=kb.differs
+    )
     if mine.status == "cant_test_here" and kb.status in _KB_RANK:
         mine = replace(mine, sure=f"{mine.sure}; {kb.sure}", measured=None)
     return mine
@@ -248,7 +284,7 @@ def entry_answer(
         entry=entry.id,
         title=entry.title,
         cause=_cause(entry, None, {}),
-        fixes=rank(local, entry_fixes(entry), machine),
+        fixes=rank(local, entry_fixes(entry, user=user_stack("", machine)), machine),
         next=next_step(entry, None, "", machine),
         note=note,
         origin=entry.origin,

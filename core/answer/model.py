@@ -21,7 +21,8 @@ FixStatus = Literal[
     "cant_test_here",  # it applies, but this machine cannot run it (the reason says why)
     "measured",  # the clinic's own runs on another machine (scope names it) verified it
     "documented",  # a cited source reports it fixes the error; not measured by the clinic
-    "partial",  # helps (diagnosis, or in some cases): the KB's verdict is "partial"
+    "locates",  # a diagnosis: the KB's verdict "locates" (it finds the failing line, no fix)
+    "partial",  # helps in some cases: the KB's verdict is "partial"
     "unverified",  # suggested, nobody measured it
     "failed_here",  # a run on this machine tried it and the error stayed
 ]
@@ -31,6 +32,7 @@ STATUS_ORDER: tuple[str, ...] = (
     "measured",
     "documented",
     "cant_test_here",
+    "locates",
     "partial",
     "unverified",
     "failed_here",
@@ -41,6 +43,7 @@ STATUS_WORDS = {
     "cant_test_here": "can't test here",
     "measured": "measured by the clinic",
     "documented": "documented fix",
+    "locates": "finds the failing line (a diagnosis, not a fix)",
     "partial": "helps, not a full fix",
     "unverified": "not verified",
     "failed_here": "did not fix it on this machine",
@@ -106,7 +109,8 @@ class AnswerFix(_Model, frozen=True, kw_only=True):
     sure: str = ""  # the status in words, with where and when
     source: Literal["try", "wizard", "kb", "cause"] = "kb"
     measured: Measured | None = None
-    scope: str = ""  # the stack a measured verdict was measured on ("" when not measured)
+    scope: str = ""  # the stack the verdict was measured or reported on, with its date
+    differs: str = ""  # how the user's stack differs from `scope` in a way that matters
     why: str = ""  # for cant_test_here / failed_here: the reason
     fix_id: str = ""  # the KB's no-code fix id or wizard step, when there is one
     needs: str = ""  # "cuda": it acts on CUDA/cuDNN only, so a CPU-only machine cannot test it

@@ -7,8 +7,9 @@ of `recommend(payload)` on a GPU run, with `environment_line(payload)` naming th
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from core.bench.model import Evidence, Recommendation
 
 Row = dict[str, Any]
 # A difference counts only when it is this large and the p10-p90 spreads do not overlap.
@@ -19,20 +20,6 @@ GPU_WORDS = {
     "fp16": "fp16",
     "bf16": "bf16",
 }
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """One finding: a short title, the advice with its numbers, and the rows it rests on."""
-
-    id: str
-    title: str
-    text: str
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able data."""
-        return asdict(self)
 
 
 def cudnn_version_text(version: int | None) -> str | None:
@@ -86,10 +73,12 @@ def _faster(fast: Row, slow: Row) -> float | None:
     return None
 
 
-def _evidence(*rows: Row) -> list[dict[str, Any]]:
+def _evidence(*rows: Row) -> list[Evidence]:
     """The cited rows, trimmed to what a reader needs."""
-    keep = ("name", "median_ms", "p10_ms", "p90_ms", "repeats")
-    return [{k: row[k] for k in keep} for row in rows]
+    return [
+        Evidence(row["name"], row["median_ms"], row["p10_ms"], row["p90_ms"], row["repeats"])
+        for row in rows
+    ]
 
 
 def _pick(rows: Iterable[Row], **want: Any) -> Row | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.bench.sweeps import KINDS, Plan, make_plan, shares
 from core.errors import ClinicError, UsageError
+from core.models import to_builtins
 from core.wizard.worker import StepResult, Worker
 
 STEPS_DIR = Path(__file__).resolve().parent / "steps"
@@ -98,7 +99,7 @@ def _new_payload(kind: str, quick: bool, probe: dict[str, Any], plan: Plan) -> d
         "device": probe["device"],
         "environment": probe["environment"],
         "ceilings": {},
-        "groups": [group.to_dict() for group in plan.groups],
+        "groups": to_builtins(plan.groups),
         "results": [],
         "skipped": list(plan.skipped),
         "failed": [],
@@ -188,7 +189,7 @@ def run_sweep(
     payload["duration_s"] = round(time.monotonic() - started, 2)
     from core.bench.recommend import recommend
 
-    payload["recommendations"] = [r.to_dict() for r in recommend(payload)]
+    payload["recommendations"] = to_builtins(recommend(payload))
     if save and payload["status"] == "complete":  # busy: kept for later (HistoryBusyError)
         from core.history import store
 

@@ -7,6 +7,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.bench.model import Group
+
 KINDS = ("lstm", "conv")
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 GPU_DTYPES = ("fp32", "tf32", "fp16", "bf16")
@@ -27,19 +29,6 @@ CUDNN_SWITCH_ON_CPU = (
 )
 NO_TF32_GPU = "this GPU has no TF32 Tensor Cores (needs compute capability 8.0+)"
 NO_BF16_GPU = "torch reports no bfloat16 support on this GPU"
-
-
-@dataclass(frozen=True)
-class Group:
-    """A set of configurations charted together; `series` names the field that varies in bars."""
-
-    id: str
-    title: str
-    series: str
-
-    def to_dict(self) -> dict[str, str]:
-        """Plain JSON-able data."""
-        return {"id": self.id, "title": self.title, "series": self.series}
 
 
 @dataclass

@@ -17,6 +17,7 @@ from core.kb.anchors import analyse
 from core.kb.fixes import Fix
 from core.kb.loader import entry_files
 from core.kb.schema import Entry, Workaround
+from core.kb.scope import Scope
 
 # A row as sqlite-utils inserts it: column name -> an SQLite value.
 Column = str | int | float | bool | None
@@ -24,7 +25,7 @@ Row = dict[str, Column]
 
 # Bump BUILDER_VERSION when the compiled content changes without a schema change,
 # so that stale caches are rebuilt.
-BUILDER_VERSION = "3"
+BUILDER_VERSION = "4"
 PAGE_SIZE = 4096
 FTS_COLUMNS = ("title", "summary", "error_codes_text", "signatures_text", "body")
 
@@ -148,6 +149,13 @@ def _m6_wrapped(db: Database) -> None:
     db.table("entries").add_column("wrapped", str, not_null_default="[]")
 
 
+def _m7_scopes(db: Database) -> None:
+    """The stack each verdict rests on (derived scopes, JSON) and the stack each source states."""
+    for name in ("workarounds", "dead_ends", "seed_claims"):
+        db.table(name).add_column("scopes", str, not_null_default="[]")
+    db.table("citations").add_column("stack", str, not_null_default="{}")
+
+
 # Ordered migrations: user_version N means the first N have been applied.
 MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m1_tables,
@@ -156,6 +164,7 @@ MIGRATIONS: tuple[Callable[[Database], None], ...] = (
     _m4_fixes,
     _m5_origin,
     _m6_wrapped,
+    _m7_scopes,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -215,9 +224,11 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
         for i, claim in enumerate(entry.seed_claims):
             row = {"entry_id": entry.id, "position": i, "claim": claim.claim}
             row |= {"claimed_success": claim.claimed_success, "verdict": claim.verdict}
+            row |= {"scopes": _scopes_json(claim.scopes)}
             tables["seed_claims"].append(row | {"evidence": claim.evidence})
         for i, cite in enumerate(entry.citations):
             row = {"entry_id": entry.id, "position": i, "ref": cite.ref}
+            row |= {"stack": json.dumps(cite.stack, sort_keys=True)}
             tables["citations"].append(row | {"title": cite.title, "url": cite.url})
         tables["fixes"] += [_fix_row(entry.id, i, fix) for i, fix in enumerate(entry.fixes)]
     return tables
@@ -279,7 +290,12 @@ def _workaround_row(entry_id: str, position: int, item: Workaround) -> Row:
         "step": item.step,
         "notes": item.notes,
         "runs": json.dumps(list(item.runs)),
+        "scopes": _scopes_json(item.scopes),
     }
+
+
+def _scopes_json(scopes: Sequence[Scope]) -> str:
+    return json.dumps([s.to_dict() for s in scopes], sort_keys=True)
 
 
 def write_database(

@@ -52,13 +52,19 @@ def add_parser(
         help="check DIR as a pack of your own entries (for --kb-extra): links may point at "
         "bundled entries, ids must not repeat them",
     )
+    validate.add_argument(
+        "--evidence",
+        action="store_true",
+        help="also check that every verdict agrees with its evidence records, cites public "
+        "sources and carries its scope (docs/kb-format.md, 'Evidence and scope')",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen `kb` subcommand."""
     if args.kb_command == "validate":
-        return _validate(args.directory, args.pack)
+        return _validate(args.directory, args.pack, args.evidence)
     if args.kb_command == "build":
         return _build(args.source, args.force, args.quiet)
     from core.kb.render import render_entry, render_list
@@ -115,8 +121,9 @@ def _build(source: Path | None, force: bool, quiet: bool) -> int:
     return 0
 
 
-def _validate(directory: Path | None, pack: bool = False) -> int:
-    """Print one line per bad file, or how many entries are fine."""
+def _validate(directory: Path | None, pack: bool = False, evidence: bool = False) -> int:
+    """Print one line per bad file (and, with `evidence`, per contradiction), or how many
+    entries are fine."""
     from core.kb.loader import default_kb_dir, load_dir, load_entries, registered_scenarios
     from core.kb.packs import check_pack_dir, load_pack
 
@@ -131,8 +138,20 @@ def _validate(directory: Path | None, pack: bool = False) -> int:
         result = load_dir(root, registered_scenarios(root))
     for line in result.errors:
         print(line)
-    if result.errors:
+    found: list[str] = []
+    if evidence:
+        from core.kb.consistency import problems
+        from core.kb.scope import Records
+
+        records = Records(
+            directory if pack and directory else (directory or default_kb_dir()).parent
+        )
+        found = [p for entry in result.entries for p in problems(entry, records)]
+        for line in found:
+            print(line)
+    if result.errors or found:
         count = f"{len(result.errors)} bad file(s), {len(result.entries)} entries OK"
+        count += f", {len(found)} contradiction(s) or unbacked claim(s)" if evidence else ""
         print(count, file=sys.stderr)
         return 2
     print(f"{len(result.entries)} entries OK")

@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-FIX_KINDS = ("fix", "diagnose")
+# "dead_end": a change sources suggest that the clinic measured as not fixing the error; kept so
+# a wizard (and `try --fixes`, on your own script) can show it, never offered as a fix.
+FIX_KINDS = ("fix", "diagnose", "dead_end")
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,7 @@ class Fix:
 
     id: str
     title: str
-    kind: str = "fix"  # "fix" (may make the error go away) or "diagnose" (locates it)
+    kind: str = "fix"  # "fix" (may make it go away), "diagnose" (locates it) or "dead_end"
     env: dict[str, str] = field(default_factory=dict)
     switches: tuple[str, ...] = ()
     advice: str = ""  # what to change for good, as code or environment

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from core.errors import KBError
 from core.kb.schema import Entry, parse_entry
+from core.kb.scope import Records, with_scopes
 from core.paths import resources_dir
 
 
@@ -70,13 +71,14 @@ def load_dir(
     known = {entry.id for entry in result.entries} | _ids_of_bad_files(root, result)
     known |= set(known_ids)
     evidence = evidence_root or root.parent
+    records = Records(evidence)
     good = []
     for entry in result.entries:
         problem = _link_problem(entry, known, scenario_ids) or _run_problem(entry, evidence)
         if problem:
             result.errors.append(f"{labels[entry.id]}: {problem}")
-        else:
-            good.append(entry)
+        else:  # each verdict's stack: from the records and the citations it names
+            good.append(with_scopes(entry, evidence, records))
     result.entries = good
     return result
 

@@ -6,10 +6,12 @@ import re
 import textwrap
 
 from core.kb.schema import Entry, Workaround
+from core.kb.scope import Scope, citation_scope
 
 _VERDICT_LABEL = {
     "fixes": "FIXES",
     "partial": "PARTIAL",
+    "locates": "LOCATES (a diagnosis, not a fix)",
     "does_not_fix": "DOES NOT FIX",
     "not_applicable": "NOT APPLICABLE",
     "unverified": "UNVERIFIED",
@@ -20,6 +22,7 @@ _CLAIM_LABEL = {
     "wrong": "WRONG",
     "unverified": "unverified",
 }
+_FIX_KIND = {"dead_end": "dead end: measured not fixing it", "diagnose": "diagnose"}
 WIDTH = 96
 # How the user's own entries (from a --kb-extra pack) are labelled wherever they are shown.
 USER_LABEL = "your own entry"
@@ -103,9 +106,18 @@ def _workaround_lines(index: int, item: Workaround) -> list[str]:
         records = ", ".join(f"resources/{run}" for run in item.runs)
         step = f" (wizard step {item.step})" if item.step else ""
         lines += _wrap(f"measured{step}: {records}", "     ")
+    lines += scope_lines(item.scopes, "     ")
     if item.notes:
         lines += _wrap(item.notes, "     ")
     return lines
+
+
+def scope_lines(scopes: tuple[Scope, ...], indent: str) -> list[str]:
+    """'scope: measured on torch 2.11 / ... , 2026-11-26' (one line per stack, at most three)."""
+    if not scopes:
+        return []
+    more = f" (and {len(scopes) - 3} more)" if len(scopes) > 3 else ""
+    return _wrap("scope: " + "; ".join(s.text() for s in scopes[:3]) + more, indent)
 
 
 def _fix_lines(entry: Entry) -> list[str]:
@@ -114,7 +126,8 @@ def _fix_lines(entry: Entry) -> list[str]:
         return []
     lines = ["Fixes without a code change (cuda-clinic try --fixes re-runs your command):"]
     for i, fix in enumerate(entry.fixes, 1):
-        lines += _wrap(f"{i}. [{fix.kind}] {fix.title}", "  ")
+        kind = _FIX_KIND.get(fix.kind, fix.kind)
+        lines += _wrap(f"{i}. [{kind}] {fix.title}", "  ")
         lines += _wrap(fix.describe(), "     ")
         if fix.advice:
             lines += _wrap(fix.advice, "     ")
@@ -169,13 +182,16 @@ def render_entry(entry: Entry) -> str:
             )
             if claim.evidence:
                 lines += _wrap(claim.evidence, "     ")
+            lines += scope_lines(claim.scopes, "     ")
         lines.append("")
     lines += _body_lines(entry.body)
     lines += ["", "Citations:"]
     for cite in entry.citations:
         title = f" — {cite.title}" if cite.title else ""
         url = f" <{cite.url}>" if cite.url else ""
-        lines += _wrap(f"- {cite.ref}{title}{url}", "  ")
+        scope = citation_scope(cite)
+        stack = f" [{scope.stack() or 'stack not stated'}, {scope.date}]" if scope else ""
+        lines += _wrap(f"- {cite.ref}{title}{url}{stack}", "  ")
     return "\n".join(lines) + "\n"
 
 

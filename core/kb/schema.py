@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from core.boundedio import MiB, read_bytes
 from core.errors import InputError, KBError
 from core.kb.fixes import Fix, code_variable, parse_fixes
 from core.kb.saferegex import check_signature
+from core.kb.scope import Scope, check_stack
 from core.kb.wizard_spec import WizardSpec, parse_wizard
 from core.kb.wrapped import Wrapped, parse_wrapped
 
@@ -40,7 +41,8 @@ CATEGORIES = (
     "crash",  # the process died without an error message (ranked below any other match)
 )
 CONFIDENCES = ("high", "medium", "low")
-VERDICTS = ("fixes", "partial", "does_not_fix", "not_applicable", "unverified")
+# `locates` is a diagnostic's verdict: it names the failing op or line, it does not fix the error.
+VERDICTS = ("fixes", "partial", "locates", "does_not_fix", "not_applicable", "unverified")
 CLAIM_VERDICTS = ("right", "partly_right", "wrong", "unverified")
 
 ENTRY_MAX_BYTES = 1 * MiB  # the largest bundled entry is about 20 KB
@@ -96,7 +98,7 @@ _CLAIM_FIELDS: dict[str, type] = {
     "verdict": str,
     "evidence": str,
 }
-_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str}
+_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str, "stack": dict}
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ class Workaround:
     step: str = ""
     notes: str = ""
     runs: tuple[str, ...] = ()  # evidence records (paths under resources/) that measured `step`
+    scopes: tuple[Scope, ...] = ()  # derived on load: the stacks the verdict rests on
 
 
 @dataclass(frozen=True)
@@ -122,15 +125,17 @@ class SeedClaim:
     verdict: str
     claimed_success: str = ""
     evidence: str = ""
+    scopes: tuple[Scope, ...] = ()  # derived on load: the stacks the verdict rests on
 
 
 @dataclass(frozen=True)
 class Citation:
-    """An issue thread or document that an entry relies on."""
+    """An issue thread or document that an entry relies on, and the stack it reports on."""
 
     ref: str
     title: str = ""
     url: str = ""
+    stack: dict[str, str] = field(default_factory=dict)  # torch, cuda, cudnn, gpu, date, ...
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,9 @@ class Entry:
         """A JSON-ready dict (tuples become lists; the wizard table as plain data)."""
         data = asdict(self)
         data["wizard"] = msgspec.to_builtins(self.wizard) if self.wizard else None
+        for name in ("workarounds", "dead_ends", "seed_claims"):
+            for item, obj in zip(data[name], getattr(self, name), strict=True):
+                item["scopes"] = [s.to_dict() | {"text": s.text()} for s in obj.scopes]
         return data
 
 
@@ -444,5 +452,7 @@ def _citations(check: _Checker, items: list[Any] | None) -> tuple[Citation, ...]
         item = check.table(raw, _CITATION_FIELDS, prefix)
         if not item.get("ref", "").strip():
             raise check.fail(prefix + "ref", "is required")
+        if "stack" in item:
+            item = {**item, "stack": check_stack(item["stack"], check.fail, prefix + "stack.")}
         result.append(Citation(**item))
     return tuple(result)

@@ -19,6 +19,7 @@ from core.kb.fixes import Fix
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.packs import check_pack_dir, load_packs, pack_digest
 from core.kb.schema import Citation, Entry, SeedClaim, Workaround
+from core.kb.scope import Scope, scope_from_dict
 from core.kb.wrapped import Wrapped
 from core.paths import resources_dir, resources_writable, user_cache_dir
 
@@ -316,7 +317,12 @@ def _workaround(row: sqlite3.Row) -> Workaround:
         step=row["step"],
         notes=row["notes"],
         runs=tuple(json.loads(row["runs"])),
+        scopes=_scopes(row),
     )
+
+
+def _scopes(row: sqlite3.Row) -> tuple[Scope, ...]:
+    return tuple(scope_from_dict(s) for s in json.loads(row["scopes"]))
 
 
 def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row]]]) -> Entry:
@@ -332,7 +338,7 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
         context_signatures=tuple(s["pattern"] for s in sigs if s["kind"] == "context"),
         confidence=row["confidence"],
         citations=tuple(
-            Citation(ref=c["ref"], title=c["title"], url=c["url"])
+            Citation(ref=c["ref"], title=c["title"], url=c["url"], stack=json.loads(c["stack"]))
             for c in children["citations"].get(eid, [])
         ),
         error_codes=tuple(json.loads(row["error_codes"])),
@@ -350,6 +356,7 @@ def _entry_from(row: sqlite3.Row, children: dict[str, dict[str, list[sqlite3.Row
                 verdict=c["verdict"],
                 claimed_success=c["claimed_success"],
                 evidence=c["evidence"],
+                scopes=_scopes(c),
             )
             for c in children["seed_claims"].get(eid, [])
         ),

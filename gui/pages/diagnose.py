@@ -24,6 +24,7 @@ from gui.context import AppContext
 from gui.pages.base import Page, label, scroll_column
 from gui.widgets.answer_card import AnswerCard
 from gui.widgets.cards import FindingBox
+from gui.widgets.layout import clear_layout
 from gui.widgets.log_input import LogInput, read_log
 from gui.widgets.match_card import MatchCard
 
@@ -194,11 +195,7 @@ class DiagnosePage(Page):
             card.deleteLater()
         self.cards = []
         self.answer_card = None
-        while self.results.count() > 1:
-            item = self.results.takeAt(0)
-            widget = item.widget() if item else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self.results, keep=1)  # the column ends in a stretch: keep it
 
     def _on_matched(self, result: Result) -> None:
         self.end_busy()

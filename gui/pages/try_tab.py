@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from core.errors import UsageError
 from core.tryrun.model import VERDICT_WORDS
 from gui.context import AppContext
-from gui.pages.base import label
+from gui.pages.base import label, scroll_column
 from gui.tasks import RunTask
 from gui.widgets.answer_card import AnswerCard
 from gui.widgets.interpreter import InterpreterPicker
@@ -153,16 +153,22 @@ class TryTab(QWidget):
         right_column = QVBoxLayout(right)
         right_column.setContentsMargins(0, 0, 0, 0)
         right_column.addWidget(label("What happened", "h2"))
-        self.answer_holder = QVBoxLayout()
-        right_column.addLayout(self.answer_holder)
+        # The answer card scrolls on its own above the re-runs' details: squeezed into a
+        # fixed column, its labels were cut off.
+        scroll, self.answer_holder = scroll_column(0)
         self.answer_card: AnswerCard | None = None
         self.results = QTextBrowser()
-        right_column.addWidget(self.results, 1)
+        parts = QSplitter(Qt.Orientation.Vertical)
+        parts.addWidget(scroll)
+        parts.addWidget(self.results)
+        parts.setSizes([420, 200])
+        right_column.addWidget(parts, 1)
         self.confirm_button = QPushButton("Run these re-runs")
         self.confirm_button.setVisible(False)
         self.confirm_button.clicked.connect(self.start_fixes)
         right_column.addWidget(self.confirm_button)
         splitter.addWidget(right)
+        splitter.setSizes([460, 560])
         return splitter
 
     # -- actions --------------------------------------------------------------------------
@@ -346,7 +352,7 @@ class TryTab(QWidget):
 
     def _show_answer(self, data: dict[str, Any] | None) -> None:
         """The answer card on top of the details (none before a run has failed)."""
-        clear_layout(self.answer_holder)
+        clear_layout(self.answer_holder, keep=1)  # the column ends in a stretch: keep it
         self.answer_card = None
         if not data:
             return
@@ -358,7 +364,7 @@ class TryTab(QWidget):
         # On this tab the user's script already is the repro: "try fixes" is the next step.
         self.answer_card = AnswerCard(answer, self.ctx.theme.colors, verify_text="Try fixes…")
         self.answer_card.verify.connect(lambda _c: self.show_plan())
-        self.answer_holder.addWidget(self.answer_card)
+        self.answer_holder.insertWidget(0, self.answer_card)
 
     def _scroll_to_error(self) -> None:
         """Bring the line the answer rests on into view in the (wrapped) log."""

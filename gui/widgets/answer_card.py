@@ -51,7 +51,7 @@ class AnswerCard(Card):
         self.answer = answer
         self.setObjectName("answerCard")
         head = QHBoxLayout()
-        title = answer.title if answer.entry else "No known error in this text"
+        title = answer.title if answer.entry or answer.title else "No known error in this text"
         self.title = _label(f"<b>{soft_wrap(title, 40)}</b>", "h2", rich=True)
         head.addWidget(self.title, 1)
         if answer.entry and answer.basis == "log":
@@ -67,7 +67,9 @@ class AnswerCard(Card):
         self.cause = self._section("What happened", answer.cause.text)
         if answer.cause.evidence is not None:
             ev = answer.cause.evidence
-            self.evidence = _label(f"line {ev.line}: {ev.text[:300]}", "muted")
+            shown = ev.text if len(ev.text) <= 180 else ev.text[:179] + "…"
+            self.evidence = _label(f"line {ev.line}: {shown}", "muted")
+            self.evidence.setToolTip(ev.text)
             self.evidence.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
             self.layout_.addWidget(self.evidence)
         self.where: QLabel | None = None

@@ -18,6 +18,7 @@ from gui.widgets.layout import clear_layout
 VERDICT_TEXT = {
     "fixes": "fixes it",
     "partial": "partly fixes",
+    "locates": "finds the line (diagnosis)",
     "does_not_fix": "does not fix",
     "not_applicable": "not applicable",
     "unverified": "unverified",

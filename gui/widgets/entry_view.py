@@ -12,6 +12,7 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from core.kb import Entry, Workaround
+from core.kb.scope import Scope
 from gui.theme import LIGHT, Colors, role_colors
 from gui.widgets.cards import VERDICT_TEXT
 
@@ -142,9 +143,16 @@ class EntryRenderer:
                 f'<p style="color:{c.muted};">Measured on a GPU by the wizard step '
                 f"<b>{html.escape(item.step)}</b>; evidence record: {records}</p>"
             )
+        if item.scopes:
+            lines.append(self._scope(item.scopes))
         if item.notes:
             lines.append(f"<p><i>{html.escape(item.notes)}</i></p>")
         return "".join(lines)
+
+    def _scope(self, scopes: Sequence[Scope]) -> str:
+        """The stacks a verdict rests on: 'measured on torch 2.11 / ..., 2026-11-26'."""
+        text = "; ".join(s.text() for s in scopes)
+        return f'<p style="color:{self.colors.muted};"><b>Scope:</b> {linkify(text)}</p>'
 
     def _claims(self, entry: Entry) -> str:
         c = self.colors
@@ -157,7 +165,8 @@ class EntryRenderer:
             f"<tr><td>{html.escape(claim.claim)}</td>"
             f"<td>{html.escape(claim.claimed_success) or '—'}</td>"
             f"<td>{badge(claim.verdict, c)}</td>"
-            f'<td style="color:{c.muted};">{linkify(claim.evidence)}</td></tr>'
+            f'<td style="color:{c.muted};">{linkify(claim.evidence)}'
+            f"{self._scope(claim.scopes) if claim.scopes else ''}</td></tr>"
             for claim in entry.seed_claims
         )
         return (

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from typing import Any
 
+import jsonschema
 import pytest
 
+from core import schemas
 from core.bench import run_sweep
+from core.bench.model import Sweep
 from core.bench.sweeps import CUDNN_ON_CPU, CUDNN_SWITCH_ON_CPU, TF32_ON_CPU
-from core.errors import UsageError
+from core.errors import InputError, UsageError
 
 
 def _check_results(payload: dict[str, Any]) -> None:
@@ -109,3 +113,25 @@ def test_cancel_stops_a_sweep_and_saves_nothing() -> None:
 def test_unknown_kind_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown benchmark"):
         run_sweep("gru", quick=True, save=False)
+
+
+@pytest.mark.parametrize("fixture", ["lstm_quick", "conv_quick"])
+def test_sweep_json_validates_against_its_schema_and_reads_back(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    """`bench --json` output is described by docs/schemas/bench.schema.json (checked by an
+    implementation independent of msgspec) and reads back through the model unchanged."""
+    payload = json.loads(json.dumps(request.getfixturevalue(fixture)))
+    schema = json.loads(schemas.path_of("bench").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(payload)
+    sweep = Sweep.from_dict(payload)
+    assert len(sweep.results) == len(payload["results"]) > 0
+    assert sweep.results[0].median_ms == payload["results"][0]["median_ms"]
+    assert [r.id for r in sweep.recommendations] == [r["id"] for r in payload["recommendations"]]
+
+
+def test_a_broken_saved_sweep_is_one_line_naming_the_field(lstm_quick: dict[str, Any]) -> None:
+    payload = json.loads(json.dumps(lstm_quick))
+    payload["results"][0]["median_ms"] = "fast"
+    with pytest.raises(InputError, match=r"sweep 3: .*\$\.results\[0\]\.median_ms"):
+        Sweep.from_dict(payload, name="sweep 3")

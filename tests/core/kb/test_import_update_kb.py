@@ -43,6 +43,17 @@ title = "Diagnose"
 verdict = "unverified"
 step = "locate"
 
+[[fixes]]
+id = "knob"
+title = "Turn the knob"
+env = { KNOB = "1" }
+
+[[fixes]]
+id = "locate"
+title = "Find it"
+kind = "fix"
+env = { LOCATE = "1" }
+
 [[citations]]
 ref = "pytorch/pytorch#1"
 +++
@@ -96,7 +107,8 @@ def test_measured_steps_cite_the_record_and_contradictions_change_the_verdict(kb
     changes = module.update_kb(_record(), "evidence/cuda__sample.json", kb)
     assert "cuda/sample workarounds knob: verdict fixes -> does_not_fix" in changes
     entry = parse_entry(kb / "cuda/sample.md", kb)
-    free, knob = entry.workarounds
+    free, locate = entry.workarounds
+    (knob,) = entry.dead_ends  # measured not fixing: it moved to the dead ends
     assert free.verdict == "fixes" and free.runs == ("evidence/cuda__sample.json",)
     assert free.evidence[:2] == (
         "a forum post",
@@ -108,8 +120,15 @@ def test_measured_steps_cite_the_record_and_contradictions_change_the_verdict(kb
     assert "wizard step free fixed: the conv runs with 1024.5 MB free" in free.evidence[-1]
     assert knob.verdict == "does_not_fix" and knob.runs == ("evidence/cuda__sample.json",)
     assert "contradicts the earlier verdict 'fixes', now 'does_not_fix'" in knob.evidence[-1]
-    locate = entry.dead_ends[0]
-    assert locate.runs == () and "wizard step locate located" in locate.evidence[-1]
+    assert "cuda/sample workarounds knob: moved to dead_ends" in changes
+    # A step that located the error is a diagnosis ("locates"), never a fix or a dead end.
+    assert "cuda/sample dead_ends locate: verdict unverified -> locates" in changes
+    assert "cuda/sample dead_ends locate: moved to workarounds" in changes
+    assert locate.verdict == "locates" and locate.runs == ("evidence/cuda__sample.json",)
+    assert "wizard step locate located" in locate.evidence[-1]
+    # A declared no-code fix the record contradicts changes its kind.
+    assert [f.kind for f in entry.fixes] == ["dead_end", "diagnose"]
+    assert "cuda/sample fixes knob: kind fix -> dead_end (not_fixed)" in changes
     # Importing the same record again changes nothing.
     before = (kb / "cuda/sample.md").read_text(encoding="utf-8")
     module.update_kb(_record(), "evidence/cuda__sample.json", kb)
@@ -132,3 +151,32 @@ def test_cli_skips_broken_files_and_runs_that_did_not_run(tmp_path: Path, kb: Pa
     assert module.main([str(run), "--kb", str(kb), "--update-kb"]) == 0
     assert "not updated, the wizard did not run: needs a CUDA GPU" in capsys.readouterr().out
     assert (kb / "cuda/sample.md").read_text(encoding="utf-8") == before
+
+
+def test_compare_names_the_steps_a_rerun_ended_otherwise(tmp_path: Path) -> None:
+    """--compare: a re-run that ends as recorded prints nothing changed; a changed outcome is
+    named with both outcomes; a run of other steps has nothing to compare with."""
+    mod = _module()
+    committed = ROOT / "resources" / "evidence" / "cuda__device-side-assert.json"
+    run = json.loads(committed.read_text(encoding="utf-8"))
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(run), encoding="utf-8")
+    assert mod.compare(same, committed.parent) == []
+    run["steps"][3]["outcome"] = "not_fixed"
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(run), encoding="utf-8")
+    name = run["steps"][3]["name"]
+    assert mod.compare(changed, committed.parent) == [
+        f"cuda/device-side-assert: {name} fixed -> not_fixed"
+    ]
+    assert mod.main([str(changed), "--compare", "--dest", str(committed.parent)]) == 1
+    run["scenario"]["steps"][0]["function"] = "another_repro"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(run), encoding="utf-8")
+    assert "no record of these steps" in mod.compare(other, committed.parent)[0]
+    # --keep keeps a record of the same steps, and replaces one of other steps
+    dest = tmp_path / "evidence"
+    dest.mkdir()
+    (dest / committed.name).write_text(committed.read_text(encoding="utf-8"), encoding="utf-8")
+    assert mod.write_record(same, dest, overwrite=False) is None
+    assert mod.write_record(other, dest, overwrite=False) == dest / committed.name

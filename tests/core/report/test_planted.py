@@ -35,7 +35,13 @@ def export(tmp: Path, plants: Campaign, formats: tuple[str, ...]) -> dict[str, A
     data = tmp / "data"
     env = {**os.environ, "CUDA_CLINIC_DATA_DIR": str(data), **plants.env}
     env["PYTHONPATH"] = str(REPO)
-    posix = next((p for p in plants.paths if p.startswith("/")), "/home/planted/proj")
+    # The folder is made under this test's temp dir, so its planted root is no longer the
+    # filesystem's. `/data/<user>` names a person only at the root (a project's data/ folder
+    # does not), so that kind is planted in argv, logs and variables, never as the folder.
+    posix = next(
+        (p for p in plants.paths if p.startswith("/") and not p.startswith("/data/")),
+        "/home/planted/proj",
+    )
     cwd = tmp / "fs" / posix.lstrip("/")
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "train.py").write_text(try_script(plants.lines), encoding="utf-8")
