@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec.structs import replace
 
 from core.answer.causes import Found, cause_text, find_cause
@@ -14,6 +15,7 @@ from core.answer.kbfixes import entry_fixes, user_stack
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
 from core.answer.testable import scenario_blocked, untestable_reason
+from core.kb.frameworks import Detected
 from core.tryrun.locate import frames, is_library, pasted_frame
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ ASYNC_NOTE = (
 )
 LOCATED_AFTER = 10_000  # a located run names the line; it ranks after the cause's own fix
 _KB_RANK = {"measured": 0, "documented": 1, "locates": 3, "partial": 3, "unverified": 4}
+NO_MATCH_NEXT = "look the knowledge base up by the words of your error"
 NO_MATCH = (
     "No knowledge-base entry explains this text: it holds no GPU error the clinic knows, or "
     "only a part of the log was pasted (the error is usually at its end)."
@@ -68,15 +71,14 @@ def build_answer(
     """
     where = _where(frame or pasted_frame(text))
     lead = lead_match(matches)
+    framework = matches.get("framework")
+    if lead is None and isinstance(framework, Mapping):
+        return _framework_answer(framework, matches, where)
     if lead is None:
         return Answer(
             cause=Cause(text=NO_MATCH),
             where=where,
-            next=Next(
-                command="cuda-clinic kb search WORDS",
-                why="look the knowledge base up by the words of your error",
-                kind="none",
-            ),
+            next=Next(command="cuda-clinic kb search WORDS", why=NO_MATCH_NEXT, kind="none"),
         )
     entry = kb.get(str(lead["id"]))
     found = find_cause(text.splitlines(), entry.id, [f["function"] for f in frames(text)[-8:]])
@@ -102,6 +104,38 @@ def build_answer(
         next=next_step(entry, command, text, machine),
         note=note,
         origin=entry.origin,
+    )
+
+
+def _framework_answer(
+    framework: Mapping[str, Any], matches: Mapping[str, Any], where: Where | None
+) -> Answer:
+    """Another framework's log: say which, and what its statuses mean in general; the closest
+    PyTorch entry is only a lead."""
+    detected = msgspec.convert(dict(framework), Detected)
+    text = detected.summary() + (f" {detected.advice}" if detected.advice else "")
+    closest = next(iter(matches.get("matches") or []), None)
+    if isinstance(closest, Mapping) and closest.get("id"):
+        nxt = Next(
+            command=f"cuda-clinic kb show {closest['id']}",
+            why="the closest PyTorch entry: read it for the general cause, not for PyTorch's fixes",
+            kind="none",
+        )
+    else:
+        nxt = Next(command="cuda-clinic kb search WORDS", why=NO_MATCH_NEXT, kind="none")
+    return Answer(
+        title=f"A {detected.name} log: no PyTorch entry applies",
+        cause=Cause(
+            text=text,
+            id="other-framework",
+            evidence=LogLine(line=detected.line, text=detected.text),
+            values={
+                "framework": detected.name,
+                "statuses": ", ".join(s.code for s in detected.statuses),
+            },
+        ),
+        where=where,
+        next=nxt,
     )
 
 

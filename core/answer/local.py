@@ -25,6 +25,7 @@ _TRY_STATUS: dict[str, FixStatus] = {
     "located": "located_here",
     "cannot_test": "cant_test_here",
     "still_fails": "failed_here",
+    "not_located": "failed_here",  # a diagnostic that left the error where it was
 }
 
 

@@ -41,7 +41,8 @@ def where_text(answer: Answer) -> str:
 def render_answer(answer: Answer) -> str:
     """The answer as a few labelled blocks."""
     if answer.entry is None:
-        out = ["Answer: no confident match", *_block("What happened:", answer.cause.text)]
+        head = f"Answer: {answer.title}" if answer.title else "Answer: no confident match"
+        out = [head, *_block("What happened:", answer.cause.text)]
         if answer.where is not None:
             out += _block("Your line:", where_text(answer))
         if answer.next is not None:

@@ -89,16 +89,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _headline(report: MatchReport) -> list[str]:
+    """The first lines: another framework's log, or no confident match ([] otherwise)."""
+    if report.framework is not None:
+        out = [report.framework.summary()]
+        out += [report.framework.advice] if report.framework.advice else []
+        if report.matches:
+            out.append("Closest PyTorch entries (leads only, not the answer):")
+        return out
+    if not report.confident:
+        return ["No confident match: this text does not contain an error the knowledge base knows."]
+    return []
+
+
 def render_report(report: MatchReport, packs: str = "") -> str:
     """The report as a few readable lines; `packs` are the --kb-extra options to repeat in the
     suggested `kb show` command when the best match is the user's own entry."""
     out: list[str] = []
     confident = report.confident
-    if not confident:
-        out.append(
-            "No confident match: this text does not contain an error the knowledge base knows."
-        )
-    elif report.matches:
+    out.extend(_headline(report))
+    if confident and report.framework is None:
         out.append("Ranked matches:")
     for n, m in enumerate(report.matches):
         if n == len(confident) and confident and n < len(report.matches):

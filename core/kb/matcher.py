@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from core.kb.frameworks import Detected, detect_lines
 from core.kb.query import query_words
 from core.kb.results import (
     CONFIDENT,
@@ -89,6 +90,9 @@ def match(text: str, kb: KnowledgeBase, top: int = 5) -> MatchReport:
     _score(candidates, log, index, last_resort)
     _break_ties(candidates, log, kb)
     ranked = sorted(candidates.values(), key=lambda c: (-round(c.score, 2), c.tiebreak, c.entry_id))
+    framework = detect_lines(log.lines, ranked[0].first if ranked else None)
+    if framework is not None:  # another framework's log: the PyTorch entries are only leads
+        _not_confident(ranked, framework)
     root = _find_mask(ranked, info)
     _note_rewordings(ranked[:top], index, kb)
     matches = [_to_match(c, info, log) for c in ranked[:top]]
@@ -106,7 +110,22 @@ def match(text: str, kb: KnowledgeBase, top: int = 5) -> MatchReport:
         root_cause=root,
         lines_scanned=len(log.lines),
         truncated=log.truncated,
+        framework=framework,
     )
+
+
+# Below CONFIDENT: an entry written for PyTorch is a lead, not the answer, for another framework.
+FOREIGN_CAP = 0.45
+
+
+def _not_confident(ranked: list[_Candidate], framework: Detected) -> None:
+    """Cap every candidate below the confidence bar and say why."""
+    for cand in ranked:
+        cand.score = min(cand.score, FOREIGN_CAP)
+        cand.note = (
+            f"the log is from {framework.name} (line {framework.line}); this entry is written for "
+            "PyTorch on NVIDIA GPUs, so its fixes may not apply"
+        )
 
 
 def _group(hits: list[Hit], index: SignatureIndex) -> dict[str, _Candidate]:

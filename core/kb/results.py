@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from core.kb.frameworks import Detected
 from core.models import Model, to_builtins
 
 CONFIDENT = 0.5
@@ -56,6 +57,7 @@ class MatchReport(Model, frozen=True, kw_only=True):
     root_cause: RootCause | None = None
     lines_scanned: int = 0
     truncated: bool = False
+    framework: Detected | None = None  # the log is another framework's: no confident entry
 
     @property
     def confident(self) -> list[Match]:

@@ -20,6 +20,7 @@ VERDICTS = (
     "fails_differently",
     "timed_out",
     "located",
+    "not_located",
     "cancelled",
     "cannot_test",
 )
@@ -29,6 +30,7 @@ VERDICT_WORDS = {
     "fails_differently": "fails differently",
     "timed_out": "timed out",
     "located": "located",
+    "not_located": "did not locate it",
     "cancelled": "cancelled",
     "cannot_test": "can't test here",
 }

@@ -51,7 +51,7 @@ class AnswerCard(Card):
         self.answer = answer
         self.setObjectName("answerCard")
         head = QHBoxLayout()
-        title = answer.title if answer.entry else "No known error in this text"
+        title = answer.title if answer.entry or answer.title else "No known error in this text"
         self.title = _label(f"<b>{soft_wrap(title, 40)}</b>", "h2", rich=True)
         head.addWidget(self.title, 1)
         if answer.entry and answer.basis == "log":

@@ -10,7 +10,8 @@ from core.kb import KnowledgeBase, match
 
 
 def load_cases(root: Path) -> list[dict[str, str]]:
-    """The manifest of a labelled set: file, expected id ("" for a negative), source, url."""
+    """The manifest of a labelled set: file, expected id ("" for a negative), source, url, and
+    for another framework's log the framework the matcher must name."""
     with (root / "cases.toml").open("rb") as handle:
         return list(tomllib.load(handle)["case"])
 
@@ -23,13 +24,14 @@ class Score:
     top1: int = 0
     top3: int = 0
     false_alarms: list[str] = field(default_factory=list)
+    framework_misses: list[str] = field(default_factory=list)  # near-misses not recognised
     rows: list[str] = field(default_factory=list)
 
     def table(self) -> str:
         """The per-case rows and a totals line, as the accuracy tests print them."""
         totals = (
             f"top-1 {self.top1}/{self.positives}  top-3 {self.top3}/{self.positives}  "
-            f"false alarms {len(self.false_alarms)}"
+            f"false alarms {len(self.false_alarms)}  frameworks missed {len(self.framework_misses)}"
         )
         return "\n".join(["", *self.rows, totals])
 
@@ -53,6 +55,11 @@ def score(root: Path, kb: KnowledgeBase, file_width: int) -> Score:
             verdict = "ok" if not got else "FALSE ALARM"
             if got:
                 result.false_alarms.append(case["file"])
+            wanted = case.get("framework", "")
+            seen = report.framework.id if report.framework is not None else ""
+            if wanted and seen != wanted:
+                verdict = "FRAMEWORK"
+                result.framework_misses.append(f"{case['file']}: want {wanted}, got {seen or '-'}")
         best = (
             f"{report.matches[0].id} {report.matches[0].confidence:.2f}" if report.matches else "-"
         )

@@ -37,3 +37,4 @@ def test_devset_accuracy(bundled_kb: KnowledgeBase) -> None:
     assert result.top1 / result.positives >= 0.95
     assert result.top3 == result.positives
     assert result.false_alarms == []
+    assert result.framework_misses == []

@@ -55,6 +55,7 @@ def test_holdout_accuracy(bundled_kb: KnowledgeBase) -> None:
     assert result.top1 / result.positives >= 0.90
     assert result.top3 / result.positives >= 0.97
     assert result.false_alarms == []
+    assert result.framework_misses == []
 
 
 def _hard_wrap(text: str, width: int) -> str:
