@@ -1,7 +1,7 @@
 """Issue 23's coverage figures: replay the sample of real GPU error reports against the KB.
 
-Usage: python scripts/coverage.py [--kb PATH] [--cases] [--show-held-out] [--record] [--json]
-                                  [--original-labels]
+Usage: python scripts/coverage.py [--kb PATH] [--sample DIR] [--cases] [--show-held-out] [--record]
+                                  [--json] [--original-labels]
 
 Prints, for all reports, the dev part and the held-out part, overall and per project kind: the
 share with a KB entry, the share answered right, the share of uncovered ones answered honestly
@@ -9,8 +9,11 @@ share with a KB entry, the share answered right, the share of uncovered ones ans
 uncovered, each with what covering it needs (tests/data/coverage/families.toml).
 --cases lists each dev report's outcome (held-out reports are only counted, never listed, unless
 --show-held-out is given: they are not looked at while entries or the matcher change).
---record writes the counts to tests/data/coverage/figures.toml, the floor that
+--record writes the counts to <sample>/figures.toml, the floor that
 tests/core/kb/test_coverage.py enforces.
+--sample picks the sample: tests/data/coverage (the first one, default) or
+tests/data/coverage_fresh (the fresh one, collected after the first had been used; no held-out
+part).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "tests" / "data" / "coverage"
+FRESH = REPO / "tests" / "data" / "coverage_fresh"
 KINDS = ("training", "llm-inference", "vision", "libraries", "audio", "diffusion-frontends")
 PARTS = ("all", "dev", "held_out")
 UNCOVERED = "uncovered: "
@@ -132,12 +136,14 @@ def load_sample(root: Path = SAMPLE, original: bool = False) -> list[Case]:
 
 
 def load_needs(root: Path = SAMPLE) -> dict[str, str]:
-    """What covering each uncovered family needs (families.toml: family -> one line)."""
-    path = root / "families.toml"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as handle:
-        return {str(k): str(v) for k, v in tomllib.load(handle).get("needs", {}).items()}
+    """What covering each uncovered family needs (families.toml: family -> one line); the
+    first sample's lines, then `root`'s own, which win."""
+    needs: dict[str, str] = {}
+    for path in dict.fromkeys((SAMPLE / "families.toml", root / "families.toml")):
+        if path.is_file():
+            with path.open("rb") as handle:
+                needs |= {str(k): str(v) for k, v in tomllib.load(handle).get("needs", {}).items()}
+    return needs
 
 
 def judge(cases: Iterable[Case], kb: object, root: Path = SAMPLE) -> list[Outcome]:
@@ -213,7 +219,8 @@ def record(summary: Summary, root: Path = SAMPLE) -> Path:
     """Write the counts per part to figures.toml (the replay test's floor)."""
     lines = [
         "# Recorded by scripts/coverage.py --record; tests/core/kb/test_coverage.py fails if",
-        "# `right` drops below these counts or `confident_wrong_uncovered` rises above them.",
+        "# `right` or `covered_right` drops below these counts, or `confident_wrong` or",
+        "# `confident_wrong_uncovered` rises above them.",
     ]
     for part in PARTS:
         lines.append(f"\n[{part}]")
@@ -227,6 +234,9 @@ def main(argv: list[str]) -> int:
     """Replay the sample, print the figures, optionally record them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", help="a KB entry directory or compiled file (default: bundled)")
+    parser.add_argument(
+        "--sample", type=Path, default=SAMPLE, help="the sample's folder (default: the first one)"
+    )
     parser.add_argument("--cases", action="store_true", help="list each dev report's outcome")
     parser.add_argument("--show-held-out", action="store_true", help="list held-out ones too")
     parser.add_argument("--record", action="store_true", help="write figures.toml")
@@ -238,17 +248,18 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO))
     from core.kb import open_kb
 
+    root = args.sample.resolve()
     with open_kb(args.kb) as kb:
-        outcomes = judge(load_sample(original=args.original_labels), kb)
+        outcomes = judge(load_sample(root, original=args.original_labels), kb, root)
     summary = summarise(outcomes)
     if args.json:
         print(json.dumps({p: asdict(f) for p, f in summary.parts.items()}, indent=2))
     else:
         if args.cases or args.show_held_out:
             print(case_rows(outcomes, args.show_held_out) + "\n")
-        print(render(summary, load_needs()))
+        print(render(summary, load_needs(root)))
     if args.record and not args.original_labels:
-        print(f"wrote {record(summary).relative_to(REPO)}", file=sys.stderr)
+        print(f"wrote {record(summary, root).relative_to(REPO)}", file=sys.stderr)
     return 0
 
 

@@ -55,9 +55,11 @@ def judge(  # noqa: PLR0911 - one branch per verdict reads best
             )
             return "located", f"raised at {where(frame)}{moved}", frame, None
         if kind == "diagnose" and frame is not None and same:
+            # A diagnostic is judged on whether it moved the error, never as a fix that failed.
             return (
-                "still_fails",
-                f"{same[0]} again, at the same line as the original ({where(frame)})",
+                "not_located",
+                f"{same[0]} again, at the same line as the original ({where(frame)}): this "
+                "diagnostic did not move it",
                 frame,
                 None,
             )

@@ -20,6 +20,7 @@ VERDICTS = (
     "fails_differently",
     "timed_out",
     "located",
+    "not_located",
     "cancelled",
     "cannot_test",
 )
@@ -29,6 +30,7 @@ VERDICT_WORDS = {
     "fails_differently": "fails differently",
     "timed_out": "timed out",
     "located": "located",
+    "not_located": "did not locate it",
     "cancelled": "cancelled",
     "cannot_test": "can't test here",
 }
@@ -163,10 +165,14 @@ class TryResult(Draft, kw_only=True):
         )
         return f"{head}: {verdicts}"
 
+    def settled(self) -> TryResult:
+        """This result with its one-line summary filled in (before it is printed or stored)."""
+        self.summary_text = self.summary()
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (the `--json` output and the stored form)."""
-        self.summary_text = self.summary()
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, Any] = to_builtins(self.settled())
         return data
 
 
