@@ -117,6 +117,7 @@ def test_env4_import_redacts_and_places_the_files(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "scripts", repo / "scripts")
     shutil.copytree(ROOT / "core", repo / "core")
+    shutil.copytree(ROOT / "resources", repo / "resources")  # the KB the engine loads at import
     proc = subprocess.run(
         [sys.executable, str(repo / "scripts" / "import_env4.py"), str(outdir), "--label", "t4"],
         capture_output=True,
