@@ -314,7 +314,7 @@ class TryTab(QWidget):
         return ("fixes", result, original)
 
     # -- GUI thread -----------------------------------------------------------------------
-    def _on_event(self, event: dict[str, Any]) -> None:
+    def _on_event(self, event: dict[str, object]) -> None:
         if event.get("type") == "lines":
             self.log.append_line(str(event["text"]))
         elif event.get("type") == "phase":
@@ -350,7 +350,7 @@ class TryTab(QWidget):
                 else "Nothing left to re-run: the details below say what each re-run showed"
             )
 
-    def _show_answer(self, data: dict[str, Any] | None) -> None:
+    def _show_answer(self, data: dict[str, object] | None) -> None:
         """The answer card on top of the details (none before a run has failed)."""
         clear_layout(self.answer_holder, keep=1)  # the column ends in a stretch: keep it
         self.answer_card = None
