@@ -266,17 +266,16 @@ class TryTab(QWidget):
     def _run_original(
         result: Any, emit: Any, cancel: threading.Event, packs: list[str] | None = None
     ) -> Any:
-        from core.ops.tryrun import try_original
+        from core.ops.tryrun import Hooks, try_original
 
         batch = _Batcher(emit)
-        original = try_original(
-            result,
+        hooks = Hooks(
             open_kb=lambda: _open_kb(packs),
             on_line=batch.add,
             on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
             cancel=cancel,
-            save=False,
         )
+        original = try_original(result, hooks)
         batch.close()
         _save(result, emit)
         return ("original", result, original)
@@ -289,7 +288,7 @@ class TryTab(QWidget):
         cancel: threading.Event,
         packs: list[str] | None = None,
     ) -> Any:
-        from core.ops.tryrun import try_fixes
+        from core.ops.tryrun import Hooks, try_fixes
 
         batch = _Batcher(emit)
 
@@ -298,17 +297,15 @@ class TryTab(QWidget):
             emit({"type": "lines", "text": f"--- re-run {name} ---"})
             emit({"type": "phase", "waiting": waiting})
 
-        try_fixes(
-            result,
-            original,
+        hooks = Hooks(
             open_kb=lambda: _open_kb(packs),
             on_line=batch.add,
             on_phase=phase,
             cancel=cancel,
-            save=False,
             # the user saw every re-run (pack fixes marked as such) and pressed "Run these"
             confirm=lambda _entries: None,
         )
+        try_fixes(result, original, hooks)
         batch.close()
         _save(result, emit)
         return ("fixes", result, original)
@@ -399,13 +396,11 @@ def _open_kb(packs: list[str] | None) -> Any:
 def _save(result: Any, emit: Any) -> None:
     """Save the run; a busy database keeps it for later, and the log says so (the result
     still shows)."""
-    from core.errors import HistoryError
-    from core.ops.save import record_try
+    from core.ops.save import save_try
 
-    try:
-        result.id = record_try(result)
-    except HistoryError as exc:
-        emit({"type": "lines", "text": f"Not saved: {exc}"})
+    unsaved = save_try(result)
+    if unsaved is not None:
+        emit({"type": "lines", "text": f"Not saved: {unsaved}"})
 
 
 def result_html(result: Any) -> str:
