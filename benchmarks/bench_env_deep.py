@@ -5,7 +5,9 @@ collect_env and env --deep back to back (the order alternates from round to roun
 always runs on a warmer cache). Prints the median of each, the ratio of the medians and each
 round's ratio; with --variants also `env --deep` with the CUDA warm-up switched off
 (CUDA_CLINIC_NO_WARMUP=1), to show what starting the contexts during `import torch` buys.
-The deep probe's own timings (torch import, checks, GPU checks) come from one extra run's JSON.
+The deep probe's own timings (torch import, checks, GPU checks) and every stage's time (parent
+start-up, each probe started / main / torch imported / written / exit seen, built, checked,
+printed, process ended: CUDA_CLINIC_TIMING, core/timing.py) come from one extra run.
 Works on any machine: on one without a GPU it times the same commands.
 
 Usage: python benchmarks/bench_env_deep.py [--rounds 5] [--python PATH] [--variants] [--json OUT]
@@ -59,6 +61,23 @@ def time_once(argv: list[str], extra: dict[str, str]) -> tuple[float, int, bytes
     return time.perf_counter() - start, proc.returncode, proc.stdout
 
 
+def stages(argv: list[str]) -> tuple[bytes, list[tuple[float, str]]]:
+    """One more run with CUDA_CLINIC_TIMING (core/timing.py): its stdout and its stage times,
+    seconds from just before the interpreter was started, in order."""
+    extra = {"CUDA_CLINIC_TIMING": repr(time.time())}
+    proc = subprocess.run(
+        argv, cwd=REPO, env=_env(extra), capture_output=True, timeout=TIMEOUT_S, check=False
+    )
+    ended = time.time() - float(extra["CUDA_CLINIC_TIMING"])
+    marks = []
+    for line in proc.stderr.decode(errors="replace").splitlines():
+        if line.startswith("cuda-clinic-timing: "):
+            seconds, label = line.split(" ", 2)[1:]
+            marks.append((float(seconds), label))
+    marks.append((ended, "process ended"))
+    return proc.stdout, sorted(marks)
+
+
 def machine() -> dict[str, Any]:
     """CPU, OS, and the GPUs nvidia-smi lists (if any)."""
     cpu = platform.processor() or platform.machine()
@@ -107,7 +126,7 @@ def run(python: str, rounds: int, variants: bool) -> dict[str, Any]:
             seconds, code, _ = time_once(*cmds[name])
             samples[name].append(seconds)
             codes[name].add(code)
-    _, _, out = time_once(*cmds["env --deep"])
+    out, marks = stages(cmds["env --deep"][0])
     medians = {name: statistics.median(values) for name, values in samples.items()}
     base = medians["collect_env"]
     per_round = [d / c for d, c in zip(samples["env --deep"], samples["collect_env"], strict=True)]
@@ -121,6 +140,7 @@ def run(python: str, rounds: int, variants: bool) -> dict[str, Any]:
         "ratio": {name: m / base for name, m in medians.items()},
         "ratio_per_round": per_round,
         "deep_probe": probe_timings(out),
+        "stages": [{"s": round(t, 3), "stage": label} for t, label in marks],
     }
 
 
@@ -144,6 +164,8 @@ def report(result: dict[str, Any]) -> str:
         )
     rounds = ", ".join(f"{r:.2f}" for r in result["ratio_per_round"])
     lines += ["", f"deep / collect_env per round: {rounds}", f"deep probe: {result['deep_probe']}"]
+    timeline = ", ".join(f"{m['stage']} {m['s']:.3f}" for m in result.get("stages") or [])
+    lines.append(f"one env --deep, stage times (s): {timeline}")
     ratio = result["ratio"]["env --deep"]
     lines.append(f"RATIO env --deep / collect_env = {ratio:.3f} (goal <= 0.70)")
     return "\n".join(lines)

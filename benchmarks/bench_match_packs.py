@@ -28,7 +28,8 @@ def write_pack(folder: Path, count: int) -> None:
     """`count` pack entries, each with signatures anchored on the log's own words."""
     (folder / "cuda").mkdir(parents=True)
     for n in range(count):
-        sigs = [rf"loss=\d+\.\d+ overflow in layer {n}\b", rf"step=(\d+\.)+\d+ stalled {n}"]
+        # only the log's own words are literal, so these run on most lines (and never match)
+        sigs = [rf"loss=(\d+\.)+\d{{9}} lr={n}", rf"step=\d+\.\d+ (\w+=\d+\.\d+ ){{6}}{n}"]
         body = "\n".join(f"  '{s}'," for s in sigs)
         (folder / "cuda" / f"lab-{n:03d}.md").write_text(
             f'+++\nid = "cuda/lab-{n:03d}"\ntitle = "Lab error {n}"\ndomain = "cuda"\n'

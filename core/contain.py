@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import signal
 import subprocess
 import threading
@@ -34,6 +35,7 @@ from core.capture import LineCallback, Lines, Stream, pump
 TOKEN_ENV = "CUDA_CLINIC_CONTAIN_TOKEN"
 KILL_GRACE_S = 1.0
 POLL_S = 0.05
+MARKER_POLL_S = 0.01  # a marker that stops the run is noticed within this
 
 
 class RunLog(TypedDict):
@@ -164,12 +166,7 @@ def reap(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) ->
 
     Returns how many processes were still running (besides the group leader) when asked.
     """
-    strays = _tagged(token, extra)
-    strays.discard(pgid)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
-    for pid in strays:
-        _signal_tree(pid, signal.SIGTERM)
+    strays = _signal_all(pgid, token, extra, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_S
     while time.monotonic() < deadline:
         alive = [p for p in strays if _alive(p)]
@@ -181,6 +178,63 @@ def reap(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) ->
     for pid in _tagged(token, extra):
         _signal_tree(pid, signal.SIGKILL)
     return len(strays)
+
+
+def _wait(pid: int, deadline: float, cancel: threading.Event | None, marker: Lines | None) -> str:
+    """Until the child exits ("exited"), the deadline passes, `cancel` is set or `marker`'s
+    line came ("stopped"); the status."""
+    with _ExitWait(pid, MARKER_POLL_S if marker is not None else POLL_S) as wait:
+        while not _exited(pid):
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
+            if time.monotonic() >= deadline:
+                return "timed_out"
+            if marker is not None and marker.marker is not None:
+                return "stopped"
+            wait()
+    return "exited"
+
+
+def _signal_all(
+    pgid: int, token: str | None, extra: Sequence[tuple[str, str]], sig: signal.Signals
+) -> set[int]:
+    """Signal the group and every tagged process (each one's own group too); the tagged ones
+    other than the leader."""
+    strays = _tagged(token, extra)
+    strays.discard(pgid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+    for pid in strays:
+        _signal_tree(pid, sig)
+    return strays
+
+
+def _kill_now(pgid: int, token: str | None, extra: Sequence[tuple[str, str]] = ()) -> int:
+    """SIGKILL the group and every tagged process without a grace (their work is done)."""
+    return len(_signal_all(pgid, token, extra, signal.SIGKILL))
+
+
+class _ExitWait:
+    """Sleep up to `poll` seconds, waking at once when the child exits (Linux pidfd)."""
+
+    def __init__(self, pid: int, poll: float) -> None:
+        self.poll = poll
+        self.fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):  # no pidfd: plain sleeps
+            self.fd = os.pidfd_open(pid)
+
+    def __enter__(self) -> Callable[[], None]:
+        return self.wait
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+    def wait(self) -> None:
+        if self.fd is None:
+            time.sleep(self.poll)
+        else:
+            select.select([self.fd], [], [], self.poll)
 
 
 def _signal_tree(pid: int, sig: signal.Signals) -> None:
@@ -254,6 +308,7 @@ def run_contained(
     max_bytes: int = 64 << 20,
     extra_tokens: Sequence[tuple[str, str]] = (),
     on_stop: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    leave_exiting: bool = False,
 ) -> Outcome:
     """Run `argv` contained (see the module docstring) and describe how it ended.
 
@@ -262,6 +317,10 @@ def run_contained(
     `extra_tokens`: (variable, value) pairs the caller put in `env` to tag what a launcher
     starts; processes carrying them are ended too. `on_stop(proc)` runs when a timeout, cancel
     or marker stops a running command, before the group is ended (srun's own cancel).
+    `leave_exiting` (with `stop_at_marker`): the marker says the command's work is done and it
+    is exiting; its group and tagged processes get SIGKILL at once and the call returns without
+    waiting out the exit (tearing down a process that holds CUDA contexts takes a noticeable
+    time); a daemon thread reaps it.
     """
     token = uuid.uuid4().hex
     child_env = {**(env if env is not None else os.environ), TOKEN_ENV: token}
@@ -288,29 +347,25 @@ def run_contained(
     for reader in readers:
         reader.daemon = True
         reader.start()
-    status = "exited"
-    deadline = started + timeout
-    while not _exited(proc.pid):
-        if cancel is not None and cancel.is_set():
-            status = "cancelled"
-            break
-        if time.monotonic() >= deadline:
-            status = "timed_out"
-            break
-        if stop_at_marker and lines.marker is not None:
-            status = "stopped"
-            break
-        time.sleep(POLL_S)
+    status = _wait(proc.pid, started + timeout, cancel, lines if stop_at_marker else None)
     wall = time.monotonic() - started
     if status != "exited" and on_stop is not None:
         on_stop(proc)
-    # Always end the group and the token's tree: a clean exit may leave background children.
-    strays = reap(proc.pid, token, extra_tokens)
-    proc.wait()
-    for reader, pipe in zip(readers, (proc.stdout, proc.stderr), strict=False):
-        reader.join(5.0)
-        if not reader.is_alive() and pipe is not None:
-            pipe.close()
+
+    def finish() -> None:
+        proc.wait()
+        for reader, pipe in zip(readers, (proc.stdout, proc.stderr), strict=False):
+            reader.join(5.0)
+            if not reader.is_alive() and pipe is not None:
+                pipe.close()
+
+    if status == "stopped" and leave_exiting:
+        strays = _kill_now(proc.pid, token, extra_tokens)
+        threading.Thread(target=finish, name="contain-reap", daemon=True).start()
+    else:
+        # Always end the group and the token's tree: a clean exit may leave background children.
+        strays = reap(proc.pid, token, extra_tokens)
+        finish()
     code = proc.returncode
     sig = None
     if status == "exited" and code is not None and code < 0:

@@ -9,20 +9,20 @@ reports skip it with a warning.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+import msgspec
 from sqlite_utils import Database
 
 from core import history_repair as repair
-from core.boundedio import loads_json
 from core.errors import ClinicError, HistoryBusyError, HistoryError, HistoryRowError
+from core.history_rows import BenchRow, KeptHead, RunRow, StoredBench, TryRow
 from core.history_schema import (
     connect,
     insert_sql,
@@ -30,6 +30,7 @@ from core.history_schema import (
     row_for,
     transaction,
 )
+from core.models import convert, decode_json
 from core.paths import user_db_path
 
 log = logging.getLogger("cuda_clinic.history")
@@ -38,24 +39,20 @@ BUSY_TIMEOUT_S = 5.0  # how long a lock held by another program is waited for
 TIMEOUT_ENV = "CUDA_CLINIC_DB_TIMEOUT"
 
 
-def _loads(text: str | None, what: str) -> Any:
-    """A stored JSON column, depth-checked (HistoryRowError names the row)."""
-    if not text:
-        return None
+M = TypeVar("M", bound=msgspec.Struct)
+R = TypeVar("R")
+
+
+def _load(text: str | None, model: type[M], run_id: int, what: str) -> M:
+    """A stored run through its model, with its database id (HistoryRowError names the run)."""
+    name = f"{what} {run_id}"
     try:
-        return loads_json(text, name=what, what="stored run")
+        run = decode_json(text or "", model, name=name, what="stored run")
     except ClinicError as exc:
         raise HistoryRowError(f"{exc}; skipped") from None
-
-
-def _object(text: str | None, what: str) -> dict[str, Any]:
-    """A stored run: a JSON object, else HistoryRowError naming the row."""
-    data = _loads(text, what)
-    if not isinstance(data, dict):
-        raise HistoryRowError(
-            f"{what}: is not a stored run (a JSON {type(data).__name__}); skipped"
-        )
-    return data
+    if "id" in model.__struct_fields__:
+        run = msgspec.structs.replace(run, id=run_id)
+    return run
 
 
 def default_timeout() -> float:
@@ -163,23 +160,26 @@ class History:
                 raise HistoryBusyError(repair.busy_message(self.path, self.timeout)) from None
             raise HistoryError(f"the user database {self.path} failed: {exc}") from None
 
-    def save(self, kind: str, payload: dict[str, Any], bench_kind: str = "") -> int:
+    def save(self, kind: str, run: msgspec.Struct, bench_kind: str = "") -> int:
         """Store a run of `kind` ('wizard', 'bench' with its `bench_kind`, 'try'); its id."""
-        table, row = row_for(kind, payload, bench_kind)
+        return self._insert(kind, msgspec.json.encode(run), bench_kind)
+
+    def _insert(self, kind: str, raw: bytes, bench_kind: str = "") -> int:
+        table, row = row_for(kind, raw, bench_kind)
         with self._sql(write=True):
             cursor = self._conn.execute(insert_sql(table, row), row)
         return int(cursor.lastrowid or 0)
 
-    def save_run(self, run: dict[str, Any]) -> int:
-        """Store a wizard run (WizardRun.to_dict()) and return its id."""
+    def save_run(self, run: msgspec.Struct) -> int:
+        """Store a wizard run (a core.wizard.record.WizardRun) and return its id."""
         return self.save("wizard", run)
 
-    def save_bench(self, kind: str, payload: dict[str, Any]) -> int:
-        """Store a benchmark run (its environment is taken from payload['environment'])."""
-        return self.save("bench", payload, kind)
+    def save_bench(self, kind: str, sweep: msgspec.Struct) -> int:
+        """Store a benchmark sweep (its environment is taken from the sweep's `environment`)."""
+        return self.save("bench", sweep, kind)
 
-    def save_try(self, run: dict[str, Any]) -> int:
-        """Store a `try` run (TryResult.to_dict()) and return its id."""
+    def save_try(self, run: msgspec.Struct) -> int:
+        """Store a `try` run (a core.tryrun.model.TryResult) and return its id."""
         return self.save("try", run)
 
     def add_pending(self) -> int:
@@ -194,11 +194,12 @@ class History:
         try:
             with transaction(self._conn):
                 for _file, record in kept:
-                    table, row = row_for(
-                        record["kind"], record["payload"], record.get("bench_kind")
-                    )
+                    # compact, as new kept files are (older ones were indented)
+                    raw = msgspec.json.encode(msgspec.json.decode(bytes(record.payload)))
+                    table, row = row_for(record.kind, raw, record.bench_kind)
                     column = "payload" if table == "bench_runs" else "run"
-                    mark = json.dumps({repair.KEPT_ID: record["payload"].get(repair.KEPT_ID)})
+                    kept_id = msgspec.json.decode(raw, type=KeptHead).kept_id
+                    mark = msgspec.json.encode({repair.KEPT_ID: kept_id}).decode("utf-8")
                     same = f"SELECT 1 FROM {table} WHERE instr({column}, ?)"
                     if self._conn.execute(same, (mark[1:-1],)).fetchone() is None:
                         self._conn.execute(insert_sql(table, row), row)
@@ -213,67 +214,62 @@ class History:
         log.warning("cuda-clinic: added %d runs kept while the database was busy", added)
         return added
 
-    def runs(self, scenario: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def runs(self, scenario: str | None = None, limit: int = 50) -> list[RunRow]:
         """Summaries of the newest wizard runs (optionally of one scenario), newest first."""
         sql = "SELECT id, created, scenario, python, outcome, verdict FROM wizard_runs"
-        params: list[Any] = []
+        params: list[str | int] = []
         if scenario:
             sql += " WHERE scenario = ?"
             params.append(scenario)
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
         with self._sql():
-            return list(self.db.query(sql, params))
+            rows = list(self.db.query(sql, params))
+        return [convert(r, RunRow, name=f"wizard run {r['id']}", what="run row") for r in rows]
 
-    def get_run(self, run_id: int) -> dict[str, Any]:
-        """The full stored run, with its `id` and `created` (HistoryRowError if unreadable)."""
+    def get_run(self, run_id: int, model: type[M]) -> M:
+        """The stored wizard run as `model` (core.wizard.record.WizardRun), with its id
+        (HistoryError if there is none, HistoryRowError if it does not load)."""
         with self._sql():
             row = self._conn.execute(
-                "SELECT id, created, run FROM wizard_runs WHERE id = ?", (run_id,)
+                "SELECT run FROM wizard_runs WHERE id = ?", (run_id,)
             ).fetchone()
         if row is None:
             raise HistoryError(f"no wizard run with id {run_id}")
-        run = _object(row[2], f"wizard run {run_id}")
-        run.update(id=row[0], created=row[1])
-        return run
+        return _load(row[0], model, run_id, "wizard run")
 
-    def latest_run(self) -> dict[str, Any] | None:
-        """The newest wizard run, or None."""
+    def latest_run(self, model: type[M]) -> M | None:
+        """The newest wizard run as `model`, or None."""
         with self._sql():
             row = self._conn.execute("SELECT max(id) FROM wizard_runs").fetchone()
-        return self.get_run(int(row[0])) if row and row[0] is not None else None
+        return self.get_run(int(row[0]), model) if row and row[0] is not None else None
 
-    def bench_runs(self, kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def bench_runs(self, kind: str | None = None, limit: int = 50) -> list[BenchRow]:
         """Summaries (id, created, kind) of the newest benchmark runs, newest first."""
         sql = "SELECT id, created, kind FROM bench_runs"
-        params: list[Any] = []
+        params: list[str | int] = []
         if kind:
             sql += " WHERE kind = ?"
             params.append(kind)
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
         with self._sql():
-            return list(self.db.query(sql, params))
+            rows = list(self.db.query(sql, params))
+        return [convert(r, BenchRow, name=f"benchmark run {r['id']}", what="run row") for r in rows]
 
-    def get_bench(self, bench_id: int) -> dict[str, Any]:
-        """One benchmark run: id, created, kind, environment and payload."""
+    def get_bench(self, bench_id: int, model: type[M]) -> StoredBench[M]:
+        """The stored benchmark sweep as `model` (core.bench.model.Sweep, with its id), and the
+        columns it is listed by."""
         with self._sql():
             row = self._conn.execute(
-                "SELECT id, created, kind, environment, payload FROM bench_runs WHERE id = ?",
-                (bench_id,),
+                "SELECT created, kind, payload FROM bench_runs WHERE id = ?", (bench_id,)
             ).fetchone()
         if row is None:
             raise HistoryError(f"no benchmark run with id {bench_id}")
-        what = f"benchmark run {bench_id}"
-        return {
-            "id": row[0],
-            "created": row[1],
-            "kind": row[2],
-            "environment": _loads(row[3], what),
-            "payload": _object(row[4], what),
-        }
+        payload = _load(row[2], model, bench_id, "benchmark run")
+        return StoredBench(id=bench_id, created=row[0], kind=row[1], payload=payload)
 
-    def try_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+    def try_runs(self, limit: int = 50) -> list[TryRow]:
         """Summaries of the newest `try` runs, newest first (an unreadable one is skipped)."""
         with self._sql():
             rows = list(
@@ -285,29 +281,24 @@ class History:
             )
         out = []
         for row in rows:
+            what = f"try run {row['id']}"
             try:
-                command = _loads(row["command"], f"try run {row['id']}")
-            except HistoryRowError as exc:
-                self._skip(exc)
+                command = decode_json(row["command"] or "", list[str], name=what, what="command")
+            except ClinicError as exc:
+                self._skip(HistoryRowError(f"{exc}; skipped"))
                 continue
-            out.append(dict(row, command=command if isinstance(command, list) else [command]))
+            out.append(convert({**row, "command": command}, TryRow, name=what, what="run row"))
         return out
 
-    def get_try(self, run_id: int) -> dict[str, Any]:
-        """The full stored `try` run, with its `id` and `created`."""
+    def get_try(self, run_id: int, model: type[M]) -> M:
+        """The stored `try` run as `model` (core.tryrun.model.TryResult), with its id."""
         with self._sql():
-            row = self._conn.execute(
-                "SELECT id, created, run FROM try_runs WHERE id = ?", (run_id,)
-            ).fetchone()
+            row = self._conn.execute("SELECT run FROM try_runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise HistoryError(f"no try run with id {run_id}")
-        run = _object(row[2], f"try run {run_id}")
-        run.update(id=row[0], created=row[1])
-        return run
+        return _load(row[0], model, run_id, "try run")
 
-    def readable(
-        self, load: Callable[[int], dict[str, Any]], ids: Sequence[int]
-    ) -> list[dict[str, Any]]:
+    def readable(self, load: Callable[[int], R], ids: Sequence[int]) -> list[R]:
         """`load(id)` for each id; a run that does not load is skipped with a warning."""
         out = []
         for run_id in ids:
@@ -323,21 +314,20 @@ class History:
         log.warning("cuda-clinic: warning: %s", exc)
 
 
-def store(
-    kind: str, payload: dict[str, Any], bench_kind: str = "", path: Path | None = None
-) -> int:
+def store(kind: str, run: msgspec.Struct, bench_kind: str = "", path: Path | None = None) -> int:
     """Save one run in the user database and return its id.
 
     When another program holds the database past the timeout, the run is kept in the pending
     folder (added at the next open) and HistoryBusyError says so: a busy database loses nothing.
     """
     db_path = Path(path) if path is not None else user_db_path()
+    raw = msgspec.json.encode(run)
     try:
         with History.open(db_path) as history:
-            return history.save(kind, payload, bench_kind)
+            return history._insert(kind, raw, bench_kind)
     except HistoryBusyError as exc:
         try:
-            file = repair.keep_pending(db_path, kind, payload, bench_kind)
+            file = repair.keep_pending(db_path, kind, raw, bench_kind)
         except OSError as again:
             raise HistoryBusyError(f"{exc}; the run could not be kept either: {again}") from None
         raise HistoryBusyError(

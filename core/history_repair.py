@@ -11,18 +11,19 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from core.boundedio import read_json
+import msgspec
+
 from core.errors import ClinicError
 from core.fsutil import atomic_write_text
+from core.history_rows import Kept
+from core.models import load_json
 
 log = logging.getLogger("cuda_clinic.history")
 
@@ -41,6 +42,7 @@ TABLES = {
     "bench_runs": ("id", "created", "kind", "environment", "payload"),
     "try_runs": ("id", "created", "command", "cwd", "status", "entry", "summary", "run"),
 }
+SqlRow = dict[str, str | int | float | bytes | None]  # column -> the value SQLite returned
 KEPT_ID = "kept_id"  # in a run that waited in the pending folder
 MAX_PROBES = 200_000  # single-id lookups when a table scan stops at a damaged page
 GIVE_UP_AFTER = 1_000  # ids in a row with nothing readable, when the last id is unknown
@@ -150,7 +152,7 @@ def salvage(backup: Path, conn: sqlite3.Connection) -> tuple[int, int]:
 
 def _readable_rows(
     old: sqlite3.Connection, table: str, wanted: tuple[str, ...]
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[SqlRow], int]:
     """The rows of `table` that can be read, and how many ids between them could not."""
     try:
         present = {r[1] for r in old.execute(f"PRAGMA table_info({table})")}
@@ -160,7 +162,7 @@ def _readable_rows(
     if not present or "id" not in columns:
         return [], 0
     select = f"SELECT {', '.join(columns)} FROM {table}"
-    rows: dict[int, dict[str, Any]] = {}
+    rows: dict[int, SqlRow] = {}
     try:
         for values in old.execute(select + " ORDER BY id"):
             rows[values[0]] = dict(zip(columns, values, strict=True))
@@ -199,22 +201,26 @@ def pending_dir(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".pending")
 
 
-def keep_pending(db_path: Path, kind: str, payload: dict[str, Any], bench_kind: str = "") -> Path:
-    """Write one unsaved run to the pending folder (atomically) and return its file.
+def keep_pending(db_path: Path, kind: str, raw: bytes, bench_kind: str = "") -> Path:
+    """Write one unsaved run (its JSON, `raw`) to the pending folder (atomically); its file.
 
-    The run gets a `kept_id`, so adding it later is done once even after a crash between the
-    commit and the file's removal."""
+    The run gets a `kept_id` (the first key of its JSON object), so adding it later is done
+    once even after a crash between the commit and the file's removal."""
+    if not raw.startswith(b"{"):
+        raise ValueError("a kept run is a JSON object")
     folder = pending_dir(db_path)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     kept_id = uuid.uuid4().hex
     file = folder / f"{kind}-{stamp}-{kept_id[:8]}.json"
-    record = {"kind": kind, "bench_kind": bench_kind, "payload": {**payload, KEPT_ID: kept_id}}
-    atomic_write_text(file, json.dumps(record, ensure_ascii=False))
+    mark = msgspec.json.encode({KEPT_ID: kept_id})
+    payload = mark[:-1] + (b"," + raw[1:] if raw != b"{}" else b"}")
+    record = Kept(kind=kind, bench_kind=bench_kind, payload=msgspec.Raw(payload))
+    atomic_write_text(file, msgspec.json.encode(record).decode("utf-8"))
     return file
 
 
-def pending_runs(db_path: Path) -> list[tuple[Path, dict[str, Any]]]:
+def pending_runs(db_path: Path) -> list[tuple[Path, Kept]]:
     """The kept runs, oldest first; a file that cannot be read stays and is named once."""
     folder = pending_dir(db_path)
     if not folder.is_dir():
@@ -222,12 +228,11 @@ def pending_runs(db_path: Path) -> list[tuple[Path, dict[str, Any]]]:
     found = []
     for file in sorted(folder.glob("*.json"), key=lambda p: p.name.split("-", 1)[-1]):
         try:
-            record = read_json(file, what="kept run")
+            record = load_json(file, Kept, what="kept run")
         except ClinicError as exc:
             log.warning("cuda-clinic: warning: %s (left where it is)", exc)
             continue
-        ok = isinstance(record, dict) and isinstance(record.get("payload"), dict)
-        if ok and record.get("kind") in ("wizard", "bench", "try"):
+        if record.kind in ("wizard", "bench", "try") and bytes(record.payload).startswith(b"{"):
             found.append((file, record))
         else:
             log.warning("cuda-clinic: warning: kept run %s is not one (left where it is)", file)

@@ -3,18 +3,21 @@ kind of run is stored as. Only this module and core/history.py run SQL on the us
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
+
+import msgspec
 
 from core import history_repair as repair
 from core.errors import HistoryError
+from core.history_rows import BenchHead, TryHead, WizardHead
 
 Migration = Callable[[sqlite3.Connection], None]
+H = TypeVar("H", BenchHead, TryHead, WizardHead)
 
 
 def _m001_runs(conn: sqlite3.Connection) -> None:
@@ -147,43 +150,54 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = ()) -> N
             conn.execute(f"PRAGMA user_version = {version + 1}")
 
 
-def row_for(
-    kind: str, payload: dict[str, Any], bench_kind: str | None = ""
-) -> tuple[str, dict[str, Any]]:
-    """The table and the column values that store a run of `kind`."""
-    created = payload.get("created") or now()
+Row = dict[str, str | None]  # column name -> value of one INSERT
+
+
+def _head(raw: bytes, type_: type[H], kind: str) -> H:
+    """What History reads from a run it stores (HistoryError if the run is not a JSON object)."""
+    try:
+        return msgspec.json.decode(raw, type=type_)
+    except msgspec.DecodeError as exc:
+        raise HistoryError(f"a {kind} run to store is not a run: {exc}") from None
+
+
+def row_for(kind: str, raw: bytes, bench_kind: str | None = "") -> tuple[str, Row]:
+    """The table and the column values that store a run of `kind` (its JSON, `raw`)."""
+    text = raw.decode("utf-8")
     if kind == "bench":
+        bench = _head(raw, BenchHead, kind)
         return "bench_runs", {
             "created": now(),
-            "kind": bench_kind or str(payload.get("kind") or ""),
-            "environment": json.dumps(payload.get("environment")),
-            "payload": json.dumps(payload),
+            "kind": bench_kind or bench.kind,
+            "environment": bytes(bench.environment).decode("utf-8"),
+            "payload": text,
         }
     if kind == "try":
-        entry = payload.get("entry")
+        tried = _head(raw, TryHead, kind)
         return "try_runs", {
-            "created": created,
-            "command": json.dumps(payload.get("command") or []),
-            "cwd": payload.get("cwd"),
-            "status": payload.get("status"),
-            "entry": entry.get("id") if isinstance(entry, dict) else None,
-            "summary": payload.get("summary"),
-            "run": json.dumps(payload),
+            "created": tried.created or now(),
+            "command": msgspec.json.encode(tried.command).decode("utf-8"),
+            "cwd": tried.cwd,
+            "status": tried.status,
+            "entry": tried.entry.id if tried.entry is not None else None,
+            "summary": tried.summary,
+            "run": text,
         }
     if kind != "wizard":
         raise HistoryError(f"unknown kind of run {kind!r}")
-    verdict, scenario = payload.get("verdict"), payload.get("scenario")
+    run = _head(raw, WizardHead, kind)
     return "wizard_runs", {
-        "created": created,
-        "scenario": scenario.get("id") if isinstance(scenario, dict) else str(scenario),
-        "python": payload.get("python"),
-        "outcome": payload.get("outcome"),
-        "verdict": verdict.get("summary") if isinstance(verdict, dict) else verdict,
-        "environment": json.dumps(payload.get("environment")),
-        "run": json.dumps(payload),
+        "created": run.created or now(),
+        "scenario": run.scenario_id,
+        "python": run.python,
+        "outcome": run.outcome,
+        "verdict": run.verdict_text,
+        "environment": bytes(run.environment).decode("utf-8"),
+        "run": text,
     }
 
 
-def insert_sql(table: str, row: dict[str, Any]) -> str:
+def insert_sql(table: str, row: Row) -> str:
+    """The INSERT statement for `row`'s columns (named parameters)."""
     names = ", ".join(row)
     return f"INSERT INTO {table} ({names}) VALUES ({', '.join(':' + n for n in row)})"

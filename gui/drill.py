@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QTimer
 
 from core.fsutil import atomic_write_text
-from core.selftest.durability import PAD, REPORT_NAME, report_text
+from core.history import History
+from core.selftest.durability import REPORT_NAME, DrillRecord, report_text
 from gui.main_window import MainWindow
 
 DRILL_ENV = "CUDA_CLINIC_SAVE_DRILL"
@@ -42,18 +42,11 @@ class SaveDrill:
 
     def _round(self) -> None:
         seq = self.seq
-        run = {
-            "scenario": {"id": "selftest/gui-durability"},
-            "outcome": "fixed",
-            "verdict": {"summary": f"gui drill {seq}"},
-            "steps": [{"name": "repro", "log": PAD}],
-            "seq": seq,
-        }
+        run = DrillRecord(scenario={"id": "selftest/gui-durability"}, outcome="fixed", seq=seq)
+        bench = DrillRecord(kind="conv", seq=seq)
 
-        def save(history: Any) -> tuple[int, int]:
-            run_id = history.save_run(run)
-            bench_id = history.save_bench("conv", {"seq": seq, "results": [{"log": PAD}]})
-            return run_id, bench_id
+        def save(history: History) -> tuple[int, int]:
+            return history.save_run(run), history.save_bench("conv", bench)
 
         self.window.ctx.data.history(save, self._saved)
 

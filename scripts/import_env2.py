@@ -1,7 +1,8 @@
 """Import what scripts/gpu/env2.sh recorded on one GPU: matrix fixtures, experiment, benchmark.
 
-Usage: python scripts/import_env2.py OUTDIR [--dest tests/data/env/broken]
-OUTDIR is the env2/ folder of the unpacked gpu.tar.gz (`bash scripts/gpu_run.sh env2`).
+Usage: python scripts/import_env2.py OUTDIR [--dest tests/data/env/broken] [--only-present]
+OUTDIR is the env2/ folder of the unpacked gpu.tar.gz (`bash scripts/gpu_run.sh env2`), or the
+env2short/ folder with --only-present (`bash scripts/gpu_run.sh env2short`: some setups only).
   - the fault matrix (OUTDIR/matrix) through scripts/import_env_matrix.py: redacted
     tests/data/env/broken/<setup>.json, which the tests then prefer to the derived ones;
   - the alloc-retry experiment's three outputs and the benchmark (bench_env_deep.py's JSON)
@@ -65,14 +66,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--dest", type=Path, default=matrix.DEFAULT_DEST)
+    parser.add_argument(
+        "--only-present",
+        action="store_true",
+        help="a partial run (scripts/gpu/env2short.sh): import the setups it has, keep the rest",
+    )
     args = parser.parse_args(argv)
     if not (args.outdir / "matrix").is_dir():
         print(f"import_env2: {args.outdir}/matrix is not a folder", file=sys.stderr)
         return 2
-    failures = matrix.import_run(args.outdir / "matrix", args.dest)
     run_path = args.dest / "matrix_run.json"
+    before = json.loads(run_path.read_text(encoding="utf-8")) if run_path.exists() else {}
+    failures = matrix.import_run(args.outdir / "matrix", args.dest, args.only_present)
     run = json.loads(run_path.read_text(encoding="utf-8"))
-    run["experiment_alloc_retry"] = experiment(args.outdir)
+    if (args.outdir / "alloc_retry_a.txt").exists() or "experiment_alloc_retry" not in before:
+        run["experiment_alloc_retry"] = experiment(args.outdir)
+    else:  # this run did not repeat the experiment: the recorded one stays
+        run["experiment_alloc_retry"] = before["experiment_alloc_retry"]
     bench_file = args.outdir / "bench.json"
     if bench_file.exists():
         run["bench"] = matrix.redact(json.loads(bench_file.read_text(encoding="utf-8")))

@@ -6,17 +6,21 @@ run could not test here is "can't test here: why", never "still fails".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from core.answer.model import AnswerFix, Measured
+from msgspec import UNSET
+
+from core.answer.model import AnswerFix, FixStatus, Measured
+from core.tryrun.model import TryResult
+from core.wizard.record import FixEntry, StepNote, WizardRun
 
 if TYPE_CHECKING:
     from core.history import History
     from core.kb.schema import Entry
 
 MAX_RUNS = 5  # the newest runs of this entry that are read in full
-_TRY_STATUS = {
+_TRY_STATUS: dict[str, FixStatus] = {
     "fixed": "verified_here",
     "located": "located_here",
     "cannot_test": "cant_test_here",
@@ -25,13 +29,15 @@ _TRY_STATUS = {
 }
 
 
-def _date(created: Any) -> str:
-    return str(created or "")[:10]
+def _date(created: str | None) -> str:
+    return (created or "")[:10]
 
 
-def runtime_line(environment: Mapping[str, Any] | None) -> str:
+def runtime_line(environment: Mapping[str, object] | None) -> str:
     """A wizard run's machine in words: GPU, torch, cuDNN (from its runtime probe)."""
-    runtime = (environment or {}).get("runtime") or {}
+    runtime = (environment or {}).get("runtime")
+    if not isinstance(runtime, Mapping):
+        runtime = {}
     parts = [
         str(runtime.get("gpu") or "no CUDA GPU"),
         f"torch {runtime['torch']}" if runtime.get("torch") else "",
@@ -40,22 +46,21 @@ def runtime_line(environment: Mapping[str, Any] | None) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def try_fixes(run: Mapping[str, Any]) -> list[AnswerFix]:
+def try_fixes(run: TryResult) -> list[AnswerFix]:
     """The fixes one `try` run judged (fixed, located, failed, or untestable here)."""
     out = []
-    ident = f"try:{run['id']}" if run.get("id") is not None else "this try run"
-    machine = str(run.get("machine") or "this machine")
-    for item in run.get("fixes") or []:
-        verdict = str(item.get("verdict") or "")
+    ident = f"try:{run.id}" if run.id is not None else "this try run"
+    machine = (run.machine or {}).get("line") or "this machine"
+    when = _date(run.created)
+    for item in run.fixes:
+        verdict = item.verdict or ""
         status = _TRY_STATUS.get(verdict)
         if status is None:
             continue
-        fix = item.get("fix") or {}
-        cost = item.get("cost") or {}
-        ratio = f"{cost['ratio']:.2f}x wall time" if cost.get("ratio") else ""
-        when = _date(run.get("created"))
+        fix = item.fix
+        ratio = f"{item.cost['ratio']:.2f}x wall time" if item.cost and item.cost["ratio"] else ""
         if status == "cant_test_here":
-            sure = f"can't test here: {item.get('reason', '')}"
+            sure = f"can't test here: {item.reason}"
         elif status == "failed_here":
             sure = f"tried on this machine ({ident}, {when}): the error stayed"
         else:
@@ -64,76 +69,79 @@ def try_fixes(run: Mapping[str, Any]) -> list[AnswerFix]:
             )
         out.append(
             AnswerFix(
-                title=str(fix.get("title") or fix.get("id") or "fix"),
-                change=str(fix.get("advice") or fix.get("describe") or ""),
-                kind="env" if fix.get("env") and not fix.get("switches") else "switch",
-                status=status,  # type: ignore[arg-type]
+                title=fix["title"] or fix["id"] or "fix",
+                change=fix["advice"] or fix["describe"],
+                kind="env" if fix["env"] and not fix["switches"] else "switch",
+                status=status,
                 sure=sure,
                 source="try",
                 measured=Measured(
                     run=ident,
-                    when=str(run.get("created") or ""),
+                    when=run.created,
                     machine=machine,
                     cost=ratio,
                     verdict=verdict.replace("_", " "),
                 ),
-                why=str(item.get("reason") or "") if status != "verified_here" else "",
-                fix_id=str(fix.get("id") or ""),
+                why=item.reason if status != "verified_here" else "",
+                fix_id=fix["id"],
             )
         )
     return out
 
 
-def wizard_fixes(run: Mapping[str, Any]) -> list[AnswerFix]:
+def wizard_fixes(run: WizardRun) -> list[AnswerFix]:
     """The fixes one wizard run verified, located with, or saw fail on this machine."""
-    if run.get("outcome") == "skipped":
+    if run.outcome == "skipped" or run.verdict is None:
         return []  # nothing ran: it says nothing about any fix
-    verdict = run.get("verdict") or {}
-    ident = f"wizard run {run['id']}" if run.get("id") is not None else "the wizard run"
-    when = _date(run.get("created") or run.get("started"))
-    machine = runtime_line(run.get("environment"))
+    verdict = run.verdict
+    ident = f"wizard run {run.id}" if run.id is not None else "the wizard run"
+    when = _date(run.started)
+    machine = runtime_line(run.environment)
     out = []
-    groups: Iterable[tuple[str, list[Any]]] = (
-        ("verified_here", verdict.get("verified_fixes") or []),
-        ("located_here", verdict.get("located") or []),
-        ("failed_here", verdict.get("not_fixes") or []),
+    groups: Iterable[tuple[FixStatus, Sequence[FixEntry | StepNote]]] = (
+        ("verified_here", verdict.verified_fixes),
+        ("located_here", verdict.located),
+        ("failed_here", verdict.not_fixes),
     )
     for status, items in groups:
         for item in items:
-            ratio = item.get("cost_ratio")
+            ratio = getattr(item, "cost_ratio", UNSET)
             cost = f"{ratio:.2f}x the baseline's time" if isinstance(ratio, int | float) else ""
             word = {"verified_here": "fixed", "located_here": "located"}.get(status, "not fixed")
             sure = f"{word} on this machine by {ident} on {when} ({machine})"
+            snippet = item.snippet if isinstance(item, FixEntry) else ""
             out.append(
                 AnswerFix(
-                    title=str(item.get("title") or item.get("step")),
-                    change=str(item.get("snippet") or item.get("title") or ""),
+                    title=item.title or item.step,
+                    change=snippet or item.title,
                     kind="code",
-                    status=status,  # type: ignore[arg-type]
+                    status=status,
                     sure=sure + (f", {cost}" if cost else ""),
                     source="wizard",
                     measured=Measured(
                         run=ident,
-                        when=str(run.get("created") or run.get("started") or ""),
+                        when=run.started,
                         machine=machine,
                         cost=cost,
                         verdict=word,
                     ),
-                    why=str(item.get("note") or "") if status == "failed_here" else "",
-                    fix_id=str(item.get("step") or ""),
+                    why=item.note if isinstance(item, StepNote) and status == "failed_here" else "",
+                    fix_id=item.step,
                 )
             )
     return out
 
 
 def history_fixes(entry: Entry, history: History) -> list[AnswerFix]:
-    """What the newest try and wizard runs of this entry showed on this machine."""
+    """What the newest try and wizard runs of this entry showed on this machine (a stored run
+    that does not load is skipped with a warning naming it)."""
     out: list[AnswerFix] = []
-    tries = [r for r in history.try_runs(limit=200) if r.get("entry") == entry.id][:MAX_RUNS]
-    for row in tries:
-        out += try_fixes(history.get_try(int(row["id"])))
+    tries = [r.id for r in history.try_runs(limit=200) if r.entry == entry.id][:MAX_RUNS]
+    for run in history.readable(lambda i: history.get_try(i, TryResult), tries):
+        out += try_fixes(run)
     if entry.scenario:
-        for row in history.runs(scenario=entry.scenario, limit=MAX_RUNS):
-            if row.get("outcome") != "skipped":
-                out += wizard_fixes(history.get_run(int(row["id"])))
+        rows = history.runs(scenario=entry.scenario, limit=MAX_RUNS)
+        ran = [r.id for r in rows if r.outcome != "skipped"]
+        for wizard in history.readable(lambda i: history.get_run(i, WizardRun), ran):
+            out += wizard_fixes(wizard)
     return out

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 def attach_answer(result: TryResult, kb: KnowledgeBase, log: str) -> None:
     """Compute the answer from the run's log, its match, its frame and its re-runs."""
-    data = result.to_dict()
     report = {"matches": to_builtins(result.matches), "root_cause": to_builtins(result.root_cause)}
     # A diagnostic re-run (CUDA_LAUNCH_BLOCKING=1) that moved the error found its real line.
     located = next((f for f in result.fixes if f.verdict == "located" and f.frame), None)
@@ -33,7 +32,7 @@ def attach_answer(result: TryResult, kb: KnowledgeBase, log: str) -> None:
         kb,
         frame=frame,
         command=result.command,
-        local=try_fixes(data),
+        local=try_fixes(result),
         where_note=note,
     )
     result.answer = answer.to_dict()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UsageError
+from core.models import to_builtins
 
 HELP = "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs"
 
@@ -121,12 +122,13 @@ def _sweep(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     """Print one saved run."""
     from core.bench.charts import build_charts
+    from core.bench.model import Sweep
     from core.bench.render import render_sweep
     from core.history import History
 
     with History.open() as history:
-        run = history.get_bench(args.id)
-    payload = {**run["payload"], "id": run["id"], "created": run["created"]}
+        run = history.get_bench(args.id, Sweep)
+    payload = {**run.payload.to_dict(), "id": run.id, "created": run.created}
     paths = _write_charts(args.charts, build_charts(payload))
     print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
     _say_charts(args, paths)
@@ -135,12 +137,14 @@ def _show(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     """Print the saved runs with their device and software."""
+    from core.bench.model import Sweep
     from core.bench.render import run_summary
     from core.history import History
 
     with History.open() as history:
-        ids = [int(r["id"]) for r in history.bench_runs(kind=args.kind)]
-        runs = history.readable(history.get_bench, ids)  # an unreadable one: a warning
+        ids = [r.id for r in history.bench_runs(kind=args.kind)]
+        # an unreadable one: a warning
+        runs = history.readable(lambda i: to_builtins(history.get_bench(i, Sweep)), ids)
     rows = [run_summary(run) for run in runs]
     if args.json:
         print(json.dumps({"runs": rows}, indent=2))
@@ -160,11 +164,14 @@ def _compare(args: argparse.Namespace) -> int:
     """Compare two saved runs."""
     from core.bench.charts import compare_chart
     from core.bench.compare import compare_runs
+    from core.bench.model import Sweep
     from core.bench.render import render_comparison
     from core.history import History
 
     with History.open() as history:
-        before, after = history.get_bench(args.before), history.get_bench(args.after)
+        before, after = (
+            to_builtins(history.get_bench(i, Sweep)) for i in (args.before, args.after)
+        )
     report = compare_runs(before, after)
     labels = (f"#{before['id']}", f"#{after['id']}")
     paths = _write_charts(args.charts, [compare_chart(before["payload"], after["payload"], labels)])

@@ -191,8 +191,9 @@ def run_sweep(
 
     payload["recommendations"] = to_builtins(recommend(payload))
     if save and payload["status"] == "complete":  # busy: kept for later (HistoryBusyError)
+        from core.bench.model import Sweep
         from core.history import store
 
-        payload["id"] = store("bench", payload, kind)
+        payload["id"] = store("bench", Sweep.from_dict(payload), kind)
     session.event(stage="done", message=f"{kind} sweep {payload['status']}")
     return payload

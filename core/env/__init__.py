@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from core import timing
 from core.env.model import Environment, Finding
 from core.env.render import render_human
 
@@ -65,12 +66,19 @@ def detect(
     from core.target import resolve_python
 
     target = resolve_python(python)
+    timing.mark("probes starting")
     try:
         quick, deep_run = run_probes(
-            target, deep=deep, deep_timeout=deep_timeout, cancel=cancel, quick_timeout=quick_timeout
+            target,
+            deep=deep,
+            deep_timeout=deep_timeout,
+            cancel=cancel,
+            quick_timeout=quick_timeout,
+            while_waiting=_prepare if deep else None,
         )
     except OSError as exc:
         raise TargetPythonError(f"{target} could not be started: {exc}") from None
+    timing.mark("probes done")
     status: dict[str, Any] = {"target": target, "quick": quick.status(), "deep": None}
     if deep_run is not None:
         status["deep"] = deep_run.status()
@@ -99,6 +107,20 @@ def assemble(
     env = build(quick, deep_data, status)
     env.mode = "deep" if deep else "quick"
     env.multi_gpu = multi_gpu
+    timing.mark("built")
     env.findings = evaluate(env)
     env.app = app_info()
+    timing.mark("checked")
     return env
+
+
+def _prepare() -> None:
+    """What `assemble` needs, loaded while the deep child imports torch (seconds of idle time):
+    the model builder, every check and the multi-GPU section. Not the KB: only torch's errors
+    are looked up there, and loading it (SQLite, sqlite-utils) for nothing costs its import
+    and as long again when the interpreter exits."""
+    import core.env.build
+    import core.env.checks
+    import core.env.multigpu  # noqa: F401
+
+    timing.mark("prepared")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from core.env.compat import version_tuple
@@ -83,24 +84,38 @@ def check_cudnn_runtime(env: Environment) -> list[Finding]:
 
 
 def check_cudnn_parts(env: Environment) -> list[Finding]:
-    """A cuDNN core mapped from a folder that lacks some of its sub-libraries."""
+    """A folder cuDNN files were mapped from that lacks some of cuDNN 9's sub-libraries."""
     out = []
-    for folder, missing in env.cudnn.missing_parts.items():  # folders a core was mapped from
+    for folder, missing in env.cudnn.missing_parts.items():
         route = path_route(env, folder)
         command, action = cudnn_remedy(env, folder)
         said = next((e.text for e in env.torch.errors if "cudnn" in e.message.lower()), "")
+        mapped = [
+            lib.name
+            for lib in env.loaded_libraries
+            if (lib.family or "").startswith("cudnn")
+            and os.path.realpath(lib.directory) == os.path.realpath(folder)
+        ]
+        lacks = ", ".join(m + ".so.*" for m in missing)
         out.append(
             Finding(
                 "cudnn.sublibrary-missing",
                 "error",
-                f"torch loaded cuDNN from {folder}"
-                + (f" (through {route})" if route else "")
-                + f", but that folder lacks {', '.join(m + '.so.*' for m in missing)}: cuDNN "
-                "then loads those parts from another copy or fails when it needs them.",
+                f"{folder} is an incomplete cuDNN copy"
+                + (f" found through {route}" if route else "")
+                + f": it lacks {lacks}"
+                + (f", yet torch loaded {', '.join(mapped)} from it" if mapped else "")
+                + (
+                    "; cuDNN failed at its first use of the missing part (torch's words below)."
+                    if said
+                    else "; cuDNN fails when it needs a missing part, or takes it elsewhere."
+                ),
                 action,
                 command=command,
                 evidence=said,
-                kb=kb_for(said) if said else "",
+                # The cause is a cuDNN library that cannot be loaded, whatever status cuDNN
+                # reports for it (CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE on torch 2.11).
+                kb="cuda/cudnn-library-load-failed",
             )
         )
     return out

@@ -36,8 +36,13 @@ def run(args: argparse.Namespace) -> int:
     """Detect, print (human or JSON), exit 1 if any finding is an error."""
     import json
 
+    from core import timing
+
+    timing.mark("env command")
     from core.env import render_human
     from core.ops.env import check_env, open_saved_env
+
+    timing.mark("env imports")
 
     if getattr(args, "from_file", None):
         from core.errors import UsageError
@@ -53,4 +58,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(env.to_dict(), indent=2))
     else:
         print(render_human(env))
+    timing.mark("printed")
     return 1 if env.has_error else 0

@@ -4,7 +4,9 @@ Each probe runs through core.contain (the one contained runner): its own session
 and kept as a bounded head and tail, a hard timeout that ends the whole process tree, cancel.
 The probe writes its JSON to a file of ours (`--out`), read back with a size limit, so neither a
 flood of output nor a huge answer from a hostile interpreter costs more than a bounded amount
-of memory.
+of memory. It then prints `cuda-clinic-written` and calls os._exit(0): the runner reads the
+answer at that line and ends the child's tree without waiting out its exit (counted as exit 0);
+a probe that dies before the line is reported with its exit status or signal as before.
 
 The probes run as `python SCRIPT` with no -I/-E/-s: the user's own programs see their user
 site-packages and PYTHONPATH, so the diagnosis must too (a `pip install --user` torch is a real
@@ -13,14 +15,18 @@ cause of "wrong torch"). Each probe drops its own folder from sys.path before lo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import timing
 from core.boundedio import loads_json
 from core.contain import Outcome, run_contained
 from core.env.probe import script_path
@@ -32,6 +38,10 @@ DEEP_TIMEOUT_S = 180.0  # core.env.DEEP_TIMEOUT_S mirrors it
 MAX_JSON_BYTES = 32 * 1024 * 1024  # a real probe answer is well under 1 MiB
 _STAGE = "cuda-clinic-stage: "
 _DONE = "cuda-clinic-done: "
+# A probe's last act before os._exit(0): its JSON is complete. The parent reads it then and
+# does not wait out the exit (tearing down a process with CUDA contexts takes a while).
+WRITTEN = "cuda-clinic-written"
+_WRITTEN_LINE = re.compile(rf"^{WRITTEN}$")
 # The dynamic loader's own complaints, printed by every process it starts.
 LOADER_MESSAGE = re.compile(
     r"^(?:ERROR: )?ld\.so: object '.*' from .* cannot be preloaded"
@@ -133,11 +143,15 @@ def run_probe(
     """Run probe script `name` contained; CheckCancelledError once `cancel` is set."""
     folder = tempfile.mkdtemp(prefix="cuda-clinic-probe-")
     out_path = os.path.join(folder, f"{name}.json")
+    spawned = time.time()
     try:
         outcome = run_contained(
             [python, str(script_path(name)), *args, "--out", out_path],
             timeout=timeout,
             cancel=cancel,
+            until=_WRITTEN_LINE,
+            stop_at_marker=True,
+            leave_exiting=True,
         )
         data, json_error = _read_json(out_path)
     finally:
@@ -147,15 +161,29 @@ def run_probe(
     lines = [text for _t, text in outcome.lines()]
     run = ProbeRun(name=name, data=data, seconds=outcome.wall_s, output_lines=outcome.lines_total)
     run.returncode = outcome.exit_code if outcome.signal is None else None
+    if outcome.status == "stopped":  # it announced its JSON, then called os._exit(0)
+        run.returncode = 0
     run.signal = outcome.signal
     run.timed_out = outcome.status == "timed_out"
     run.last_stage, run.running = read_stages(lines)
-    run.stderr_tail = [x for x in lines if not x.startswith((_STAGE, _DONE))][-15:]
+    run.stderr_tail = [x for x in lines if not x.startswith((_STAGE, _DONE, WRITTEN))][-15:]
     run.loader_messages = loader_messages(lines)
     run.error = _describe(outcome, timeout)
     if run.data is None:
         run.error = run.error or json_error or "the probe printed nothing"
+    if timing.enabled():
+        _marks(name, spawned, outcome.wall_s, run.data)
     return run
+
+
+def _marks(name: str, spawned: float, wall: float, data: dict[str, Any] | None) -> None:
+    """Stage times of one probe child (CUDA_CLINIC_TIMING): its own epoch stamps included."""
+    timing.mark(f"{name} probe started", spawned)
+    stamps = (data or {}).get("timings") or {}
+    for key in ("at_main", "at_imported", "at_written"):
+        if isinstance(stamps.get(key), float):
+            timing.mark(f"{name} probe {key[3:]}", stamps[key])
+    timing.mark(f"{name} probe finished", spawned + wall)
 
 
 def run_probes(
@@ -164,10 +192,16 @@ def run_probes(
     deep_timeout: float = DEEP_TIMEOUT_S,
     cancel: threading.Event | None = None,
     quick_timeout: float = QUICK_TIMEOUT_S,
+    *,
+    while_waiting: Callable[[], object] | None = None,
 ) -> tuple[ProbeRun, ProbeRun | None]:
     """Run the quick probe, and the deep one at the same time when asked (the quick one then
     also reads NVLink/ECC/P2P). Never raises for them, except OSError when the interpreter
-    cannot be started and CheckCancelledError once `cancel` is set (both trees ended first)."""
+    cannot be started and CheckCancelledError once `cancel` is set (both trees ended first).
+
+    The deep child starts first (it is the longest); `while_waiting` runs in this thread while
+    the children run (the caller loads what it needs afterwards); its errors are ignored.
+    """
     results: dict[str, ProbeRun | BaseException] = {}
 
     def work(name: str, timeout: float, args: tuple[str, ...]) -> None:
@@ -176,12 +210,14 @@ def run_probes(
         except BaseException as exc:  # re-raised in the caller's thread
             results[name] = exc
 
-    jobs = [("quick", quick_timeout, ("--links",) if deep else ())]
-    if deep:
-        jobs.append(("deep", deep_timeout, ()))
+    jobs: list[tuple[str, float, tuple[str, ...]]] = [("deep", deep_timeout, ())] if deep else []
+    jobs.append(("quick", quick_timeout, ("--links",) if deep else ()))
     threads = [threading.Thread(target=work, args=job, name=f"probe-{job[0]}") for job in jobs]
     for thread in threads:
         thread.start()
+    if while_waiting is not None:
+        with contextlib.suppress(Exception):
+            while_waiting()
     for thread in threads:
         thread.join()
     for name, _t, _a in jobs:

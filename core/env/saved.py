@@ -112,8 +112,8 @@ def rederive(saved: SavedEnvironment) -> Environment:
     A colleague's `env --json`, or one written by an older clinic, gets today's findings,
     root-cause order and fix commands; the recorded findings are not trusted.
     """
-    from core.env.build import attribute_loaded
     from core.env.checks import evaluate
+    from core.env.cudnn import attribute_loaded
 
     env = saved.env
     if env.loaded_libraries:  # attribution by this version's rules, from the recorded maps

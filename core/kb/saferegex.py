@@ -10,8 +10,9 @@ doubling with each character. Two rules keep matching bounded:
 - Every signature, bundled ones included, must pass the shape check, because bundled ones run
   on Python's `re` (faster on our short lines; tests/core/kb/test_saferegex.py checks every file
   in resources/kb). The check refuses the shapes that make backtracking exponential: a
-  variable repeat inside a repeat (`(a+)+`, `(\\w+\\s?)*`) unless every pass of the outer
-  repeat must match a literal character the inner one cannot (`(\\.\\d+)*`: one way only),
+  variable repeat inside a repeat (`(a+)+`, `(\\w+\\s?)*`, `(b*ab*)+`) unless every pass of
+  the outer repeat starts or ends with a literal character the inner one cannot match
+  (`(\\.\\d+)*`: the text splits one way only),
   and a repeated alternation (`(a|ab)*`).
 
 The check reads Python's own parse of the pattern (re._parser), so it sees what `re` will run.
@@ -23,8 +24,6 @@ import importlib
 import re
 from functools import lru_cache
 from typing import Any, Protocol
-
-import re2
 
 _c: Any = importlib.import_module("re._constants")
 _parser: Any = importlib.import_module("re._parser")
@@ -84,14 +83,19 @@ def _walk(items: list[Any], outer: list[Any] | None) -> str | None:
 
 
 def _delimited(outer: list[Any], inner_body: Any) -> bool:
-    """Whether each pass of the outer repeat must match a literal character (at its top level)
-    that one step of the inner repeat cannot: then the passes split the text one way only."""
+    """Whether each pass of the outer repeat starts (or ends) with a literal character that one
+    step of the inner repeat cannot match: then the passes split the text one way only.
+
+    Start or end, not anywhere: in `(b*ab*)+` the `a` is in the middle, and the b's between two
+    a's can go to the end of one pass or the start of the next (exponential; the fuzzer found
+    it)."""
     steps = list(inner_body)
     if len(steps) != 1 or steps[0][0] not in (_c.LITERAL, _c.IN, _c.NOT_LITERAL, _c.ANY):
         return False  # a multi-character step: not checked, so not trusted
     step = _compiler.compile(_parser.SubPattern(_parser.State(), steps), re.IGNORECASE)
     top = _flatten(outer)
-    return any(op == _c.LITERAL and not step.match(chr(av)) for op, av in top)
+    ends = [top[0], top[-1]] if top else []
+    return any(op == _c.LITERAL and not step.match(chr(av)) for op, av in ends)
 
 
 def _flatten(items: list[Any]) -> list[Any]:
@@ -120,7 +124,16 @@ def _has(items: list[Any], *ops: Any) -> bool:
     return False
 
 
-def _re2_options() -> Any:
+def _re2() -> Any:
+    """The google-re2 module, or None where it is not installed (a copy of core run by path on
+    a machine without it): then a pack's signatures must pass the shape check like the rest."""
+    try:
+        return importlib.import_module("re2")
+    except ImportError:
+        return None
+
+
+def _re2_options(re2: Any) -> Any:
     options = re2.Options()
     options.case_sensitive = False
     options.log_errors = False  # RE2 would print its parse errors on stderr
@@ -129,9 +142,12 @@ def _re2_options() -> Any:
 
 @lru_cache(maxsize=4096)
 def compile_re2(pattern: str) -> Pattern | None:
-    """The pattern on RE2 (case-insensitive), or None when RE2 cannot run it."""
+    """The pattern on RE2 (case-insensitive), or None when RE2 cannot run it (or is missing)."""
+    re2 = _re2()
+    if re2 is None:
+        return None
     try:
-        compiled: Pattern = re2.compile(pattern, _re2_options())
+        compiled: Pattern = re2.compile(pattern, _re2_options(re2))
     except re2.error:
         return None
     return compiled

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from core.bench import run_sweep
+from core.bench.model import Sweep
 from core.bench.runner import EventCallback
 from core.ops.save import record_bench
 
@@ -22,5 +23,5 @@ def bench(
     """The `kind` sweep ("lstm" or "conv"); a complete one is saved (its id in `id`)."""
     payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel, save=False)
     if save and payload.get("status") == "complete":
-        payload["id"] = record_bench(kind, payload)
+        payload["id"] = record_bench(Sweep.from_dict(payload))
     return payload

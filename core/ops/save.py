@@ -9,24 +9,26 @@ where: it is added the next time the database opens (core.history.store).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from core.bench.model import Sweep
     from core.tryrun.model import TryResult
+    from core.wizard.record import WizardRun
 
 # History (sqlite-utils, which imports numpy: about 0.3 s) loads when something is saved, so
 # `try --no-save` and a passing command pay nothing for it.
 
 
-def record_bench(kind: str, payload: dict[str, Any]) -> int:
+def record_bench(sweep: Sweep) -> int:
     """Save a complete benchmark sweep; returns its id."""
     from core.history import store
 
-    return store("bench", payload, kind)
+    return store("bench", sweep, sweep.kind)
 
 
-def record_wizard(run: dict[str, Any]) -> int:
-    """Save a wizard run (its JSON form); returns its id."""
+def record_wizard(run: WizardRun) -> int:
+    """Save a wizard run; returns its id."""
     from core.history import store
 
     return store("wizard", run)
@@ -36,4 +38,4 @@ def record_try(result: TryResult) -> int:
     """Save a `try` result; returns its id."""
     from core.history import store
 
-    return store("try", result.to_dict())
+    return store("try", result.settled())

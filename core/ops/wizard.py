@@ -25,5 +25,5 @@ def wizard(
     such a run says nothing about the error)."""
     run = run_wizard(scenario_id, python, timeout, on_event, cancel, save=False)
     if save and not run.cannot_run:
-        run = msgspec.structs.replace(run, id=record_wizard(run.to_dict()))
+        run = msgspec.structs.replace(run, id=record_wizard(run))
     return run

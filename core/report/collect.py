@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.models import to_builtins
 from core.report.door import Report
 from core.report.fields import summary_rows
 from core.report.model import build_report
@@ -101,11 +102,12 @@ def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, Any]]:
     if not ids:
         return []
     from core.history import History
+    from core.tryrun.model import TryResult
 
     with History.open() as history:
-        tries = history.readable(history.get_try, ids)
+        tries = history.readable(lambda i: history.get_try(i, TryResult), ids)
         skipped += history.skipped
-    return tries
+    return [to_builtins(t.settled()) for t in tries]
 
 
 def _history(
@@ -114,33 +116,30 @@ def _history(
     latest: bool,
     skipped: list[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from core.bench.model import Sweep
     from core.history import History
+    from core.wizard.record import WizardRun
 
     with History.open() as history:
         # A stored run that does not load is skipped with a warning naming its id.
-        if run_ids:
-            runs = history.readable(history.get_run, run_ids)
-        elif latest:
+        chosen = list(run_ids or ())
+        if not run_ids and latest:
             newest: dict[str, int] = {}
             for row in history.runs(limit=200):
-                if row.get("outcome") == "skipped":  # nothing ran (older databases kept these)
+                if row.outcome == "skipped":  # nothing ran (older databases kept these)
                     continue
-                newest.setdefault(str(row["scenario"]), int(row["id"]))
+                newest.setdefault(row.scenario, row.id)
             chosen = list(newest.values())[:LATEST_SCENARIOS]
-            runs = history.readable(history.get_run, chosen)
-        else:
-            runs = []
-        if bench_ids:
-            benches = history.readable(history.get_bench, bench_ids)
-        elif latest and not run_ids:
+        runs = history.readable(lambda i: history.get_run(i, WizardRun), chosen)
+        benches = list(bench_ids or ())
+        if not bench_ids and latest and not run_ids:
             newest_bench: dict[str, int] = {}
-            for row in history.bench_runs(limit=50):
-                newest_bench.setdefault(str(row["kind"]), int(row["id"]))
-            benches = history.readable(history.get_bench, list(newest_bench.values()))
-        else:
-            benches = []
+            for bench in history.bench_runs(limit=50):
+                newest_bench.setdefault(bench.kind, bench.id)
+            benches = list(newest_bench.values())
+        stored = history.readable(lambda i: history.get_bench(i, Sweep), benches)
         skipped += history.skipped
-    return runs, [bench_payload(b) for b in benches]
+    return [to_builtins(r) for r in runs], [bench_payload(to_builtins(b)) for b in stored]
 
 
 def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:

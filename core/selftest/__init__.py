@@ -33,6 +33,7 @@ def _durability(kills: int, seed: int) -> Drill:
 
 def _corrupt_database() -> Drill:
     from core.history import History
+    from core.selftest.durability import DrillRecord
 
     drill = Drill("corrupt-database", "A damaged user database")
     start = time.monotonic()
@@ -46,13 +47,17 @@ def _corrupt_database() -> Drill:
         finally:
             quiet.setLevel(level)
         with history:
-            saved = history.save_run({"scenario": "selftest/corrupt", "outcome": "fixed"})
+            saved = history.save_run(DrillRecord(scenario={"id": "selftest/corrupt"}, seq=0))
             kept = [
                 p
                 for p in Path(tmp).glob("history.sqlite.corrupt-*")
                 if not p.name.endswith(("-wal", "-shm"))
             ]
-            ok = bool(history.warning) and len(kept) == 1 and history.get_run(saved) is not None
+            ok = (
+                bool(history.warning)
+                and len(kept) == 1
+                and history.get_run(saved, DrillRecord).seq == 0
+            )
     drill.seconds = round(time.monotonic() - start, 3)
     drill.status = PASSED if ok else FAILED
     drill.detail = (
@@ -82,13 +87,17 @@ def _locked_database() -> Drill:
 
     from core.errors import HistoryBusyError
     from core.history import History
+    from core.selftest.durability import DrillRecord
 
     drill = Drill("locked-database", "Another program holding the user database")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="cuda-clinic-selftest-") as tmp:
         path = Path(tmp) / "history.sqlite"
         with History.open(path) as history:
-            saved = [history.save_run({"scenario": "selftest/locked", "n": n}) for n in range(5)]
+            saved = [
+                history.save_run(DrillRecord(scenario={"id": "selftest/locked"}, seq=n))
+                for n in range(5)
+            ]
         holder = subprocess.Popen(
             [sys.executable, "-c", _HOLDER, str(path)],
             stdin=subprocess.PIPE,
@@ -110,7 +119,7 @@ def _locked_database() -> Drill:
             holder.stdout.close()
         moved = [p.name for p in Path(tmp).iterdir() if ".corrupt-" in p.name]
         with History.open(path) as history:
-            kept = [r["id"] for r in history.runs()]
+            kept = [r.id for r in history.runs()]
     ok = f"pid {holder.pid}" in busy and not moved and sorted(kept) == sorted(saved)
     drill.seconds = round(time.monotonic() - start, 3)
     drill.status = PASSED if ok else FAILED

@@ -25,12 +25,25 @@ from typing import IO
 
 from core.fsutil import atomic_write_text
 from core.history import History
+from core.models import Model
 from core.selftest.model import Fact
 
 DB_NAME = "history.sqlite"
 REPORT_NAME = "report.md"
 # Big enough that a save takes real time (the kill lands inside writes), small enough to be fast.
 PAD = "x" * 20_000
+
+
+class DrillRecord(Model, frozen=True, kw_only=True):
+    """What a drill saves as a wizard run and as a sweep: the scenario (a wizard run is listed
+    by its id) or the sweep's kind, the drill's sequence number, and padding that makes each
+    save take real time."""
+
+    scenario: dict[str, str] = {}
+    kind: str = ""
+    outcome: str = ""
+    seq: int
+    pad: str = PAD
 
 
 def report_text(seq: int) -> str:
@@ -65,15 +78,9 @@ def save_loop(
         _say(out, "ready")
         seq = start
         while count is None or seq < start + count:
-            run = {
-                "scenario": {"id": "selftest/durability"},
-                "outcome": "reproduced",
-                "verdict": {"summary": f"drill {seq}"},
-                "steps": [{"name": "repro", "outcome": "reproduced", "log": PAD}],
-                "seq": seq,
-            }
+            run = DrillRecord(scenario={"id": "selftest/durability"}, outcome="fixed", seq=seq)
             _say(out, f"run {history.save_run(run)} {seq}")
-            bench = {"kind": "lstm", "seq": seq, "results": [{"name": "pad", "log": PAD}]}
+            bench = DrillRecord(kind="lstm", seq=seq)
             _say(out, f"bench {history.save_bench('lstm', bench)} {seq}")
             atomic_write_text(folder / REPORT_NAME, report_text(seq))
             _say(out, f"report {seq}")
@@ -124,14 +131,14 @@ def verify(
         for kind, row_id, seq in saved:
             try:
                 got = (
-                    history.get_run(int(row_id))
+                    history.get_run(int(row_id), DrillRecord)
                     if kind == "run"
-                    else history.get_bench(int(row_id))
+                    else history.get_bench(int(row_id), DrillRecord).payload
                 )
             except Exception as exc:
                 stats.failures.append(f"kill {stats.kills}: {kind} {row_id} lost: {exc}")
                 continue
-            found = got.get("seq") if kind == "run" else (got.get("payload") or {}).get("seq")
+            found = got.seq
             if found != int(seq):
                 stats.failures.append(
                     f"kill {stats.kills}: {kind} {row_id} holds {found}, not {seq}"

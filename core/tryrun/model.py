@@ -165,10 +165,14 @@ class TryResult(Draft, kw_only=True):
         )
         return f"{head}: {verdicts}"
 
+    def settled(self) -> TryResult:
+        """This result with its one-line summary filled in (before it is printed or stored)."""
+        self.summary_text = self.summary()
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (the `--json` output and the stored form)."""
-        self.summary_text = self.summary()
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, Any] = to_builtins(self.settled())
         return data
 
 

@@ -56,5 +56,5 @@ def run_wizard(  # noqa: PLR0917 - the documented signature
     if save and not result.cannot_run:  # busy: kept for later and said (HistoryBusyError)
         from core.history import store
 
-        result = msgspec.structs.replace(result, id=store("wizard", result.to_dict()))
+        result = msgspec.structs.replace(result, id=store("wizard", result))
     return result

@@ -9,6 +9,7 @@ import textwrap
 import threading
 
 from core.kb.options import add_pack_option, add_yes_option
+from core.models import encode_json
 from core.wizard.record import StepFinished, StepRecord, WizardEvent, WizardRun
 
 WIDTH = 96
@@ -253,20 +254,17 @@ def _history(run_id: int | None, scenario: str | None, limit: int, as_json: bool
 
     with History.open() as history:
         if run_id is not None:
-            data = history.get_run(run_id)
-            if as_json:
-                print(json.dumps(data, indent=2))
-            else:
-                print(render_run(WizardRun.from_dict(data, name=f"saved run {run_id}")))
+            run = history.get_run(run_id, WizardRun)
+            print(encode_json(run) if as_json else render_run(run))
             return 0
         rows = history.runs(scenario=scenario, limit=limit)
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(encode_json(rows))
         return 0
     if not rows and scenario:
         print(f"no saved runs of {scenario} (cuda-clinic wizard run {scenario})")
     elif not rows:
         print("no wizard runs yet (cuda-clinic wizard run ID)")
     for row in rows:
-        print(f"{row['id']:5} {row['created']} {row['scenario']:40} {row['outcome']}")
+        print(f"{row.id:5} {row.created} {row.scenario:40} {row.outcome}")
     return 0

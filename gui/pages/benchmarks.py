@@ -23,7 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.bench.charts import BarChart, build_charts, compare_chart
+from core.bench.model import Sweep
 from core.bench.recommend import environment_line
+from core.history_rows import BenchRow
+from core.models import to_builtins
 from core.ops.bench import bench
 from gui.charts import ChartView
 from gui.context import AppContext
@@ -131,14 +134,14 @@ class BenchmarksPage(Page):
         """Reload the list of past sweeps."""
         self.ctx.data.history(lambda h: h.bench_runs(limit=50), self._on_history)
 
-    def _on_history(self, runs: list[dict[str, Any]]) -> None:
+    def _on_history(self, runs: list[BenchRow]) -> None:
         self.history.blockSignals(True)
         self.history.clear()
         for run in runs:
-            when = str(run.get("created") or "").replace("T", " ")[:16]
-            item = QListWidgetItem(f"{dict(KINDS).get(run['kind'], run['kind'])}")
-            item.setData(Qt.ItemDataRole.UserRole, run["id"])
-            item.setData(SUBTITLE_ROLE, f"{when} UTC · run {run['id']}")
+            when = run.created.replace("T", " ")[:16]
+            item = QListWidgetItem(f"{dict(KINDS).get(run.kind, run.kind)}")
+            item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setData(SUBTITLE_ROLE, f"{when} UTC · run {run.id}")
             self.history.addItem(item)
         self.history.blockSignals(False)
 
@@ -245,14 +248,18 @@ class BenchmarksPage(Page):
         ids = self._selected_ids()
         self.compare_button.setEnabled(len(ids) == 2)
         if len(ids) == 1 and not (self.task is not None and self.task.is_running()):
-            self.ctx.data.history(lambda h: h.get_bench(ids[0])["payload"], self.show_payload)
+            self.ctx.data.history(
+                lambda h: h.get_bench(ids[0], Sweep).payload.to_dict(), self.show_payload
+            )
 
     def compare_selected(self) -> None:
         """Chart the two selected runs side by side (older first)."""
         ids = sorted(self._selected_ids())
         if len(ids) != 2:
             return
-        self.ctx.data.history(lambda h: [h.get_bench(i) for i in ids], self._on_compare_loaded)
+        self.ctx.data.history(
+            lambda h: [to_builtins(h.get_bench(i, Sweep)) for i in ids], self._on_compare_loaded
+        )
 
     def _on_compare_loaded(self, runs: list[dict[str, Any]]) -> None:
         before, after = runs

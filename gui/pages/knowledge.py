@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.history_rows import RunRow
 from core.kb import Entry, KnowledgeBase
 from gui.context import AppContext
 from gui.pages.base import Page, label
@@ -52,7 +53,7 @@ class KnowledgePage(Page):
         self.entries: dict[str, Entry] = {}
         self.matching_ids: list[str] | None = None  # None: no search text
         self.current: Entry | None = None
-        self.runs: list[dict[str, Any]] | None = None
+        self.runs: list[RunRow] | None = None
         self._pending_select: str | None = None
         self.pack_errors: list[str] = []
         self.confirm_box: QMessageBox | None = None
@@ -310,7 +311,7 @@ class KnowledgePage(Page):
                 scenario = entry.scenario
                 self.ctx.data.history(lambda h: (scenario, h.runs(scenario, 10)), self._on_runs)
 
-    def _on_runs(self, result: tuple[str, list[dict[str, Any]]]) -> None:
+    def _on_runs(self, result: tuple[str, list[RunRow]]) -> None:
         scenario, runs = result
         if self.current is not None and self.current.scenario == scenario:
             self.runs = runs

@@ -22,12 +22,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.env import Environment, detect
+from core.history_rows import RunRow
 from core.kb import Entry
 from core.ops.wizard import wizard
 from core.wizard import get_scenario, scenarios
 from core.wizard.availability import Machine, grouped, why_not_here
 from core.wizard.model import Scenario
-from core.wizard.record import StepFinished, StepStarted, WizardEvent
+from core.wizard.record import StepFinished, StepStarted, WizardEvent, WizardRun
 from gui.charts import ChartView
 from gui.context import AppContext
 from gui.pages.base import Page, label
@@ -513,7 +514,8 @@ class WizardPage(Page):
             first: dict[str, Any] = next(iter(run.get("steps") or []), {})
             reason = str(first.get("note") or "it was skipped")
         note = f"not verified on this machine: {reason}" if not ran else ""
-        answer = entry_answer(entry, local=wizard_fixes(run) if ran and run else (), note=note)
+        local = wizard_fixes(WizardRun.from_dict(run)) if ran and run else []
+        answer = entry_answer(entry, local=local, note=note)
         card = AnswerCard(answer, self.ctx.theme.colors, verify_text="Verify on your script")
         card.open_button.setVisible(False)
         card.verify.connect(lambda command: self.activate({"try": command.split(" -- ", 1)[-1]}))
@@ -553,17 +555,17 @@ class WizardPage(Page):
         scenario_id = self.scenario.id
         self.ctx.data.history(lambda h: (scenario_id, h.runs(scenario_id, 30)), self._on_history)
 
-    def _on_history(self, result: tuple[str, list[dict[str, Any]]]) -> None:
+    def _on_history(self, result: tuple[str, list[RunRow]]) -> None:
         scenario_id, runs = result
         if self.scenario is None or self.scenario.id != scenario_id:
             return
         self.history_list.clear()
         for run in runs:
-            when = str(run.get("created") or "").replace("T", " ")[:16]
-            item = QListWidgetItem(f"{when} UTC · {str(run.get('outcome')).replace('_', ' ')}")
-            item.setData(Qt.ItemDataRole.UserRole, run.get("id"))
-            item.setData(SUBTITLE_ROLE, str(run.get("python") or ""))
-            item.setToolTip(str(run.get("verdict") or ""))
+            when = run.created.replace("T", " ")[:16]
+            item = QListWidgetItem(f"{when} UTC · {str(run.outcome).replace('_', ' ')}")
+            item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setData(SUBTITLE_ROLE, run.python or "")
+            item.setToolTip(run.verdict or "")
             self.history_list.addItem(item)
         if not runs:
             empty = QListWidgetItem("No runs yet")
@@ -575,12 +577,12 @@ class WizardPage(Page):
         run_id = item.data(Qt.ItemDataRole.UserRole)
         if run_id is None or (self.task is not None and self.task.is_running()):
             return
-        self.ctx.data.history(lambda h: h.get_run(int(run_id)), self._on_stored_run)
+        self.ctx.data.history(lambda h: h.get_run(int(run_id), WizardRun), self._on_stored_run)
 
-    def _on_stored_run(self, run: dict[str, Any]) -> None:
+    def _on_stored_run(self, run: WizardRun) -> None:
         self.log.clear()
-        self.log.append_line(f"Stored run {run.get('id')} from {run.get('created')}.")
-        self.show_run(run)
+        self.log.append_line(f"Stored run {run.id} from {run.started.replace('T', ' ')[:16]}.")
+        self.show_run(run.to_dict())
 
     def _on_theme_changed(self, colors: Any) -> None:
         self.stepper.set_colors(colors)

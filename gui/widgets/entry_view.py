@@ -5,12 +5,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from core.history_rows import RunRow
 from core.kb import Entry, Workaround
 from core.kb.scope import Scope
 from gui.theme import LIGHT, Colors, role_colors
@@ -58,7 +58,7 @@ class EntryRenderer:
         self.colors = colors
         self.snippets: list[str] = []
 
-    def render(self, entry: Entry, runs: Sequence[dict[str, Any]] | None = None) -> str:
+    def render(self, entry: Entry, runs: Sequence[RunRow] | None = None) -> str:
         """The whole entry; `runs` are past wizard runs (None: the entry has no wizard)."""
         self.snippets = []
         c = self.colors
@@ -173,17 +173,17 @@ class EntryRenderer:
             f'<table width="100%" cellpadding="5" cellspacing="0" border="0">{head}{rows}</table>'
         )
 
-    def _runs(self, runs: Sequence[dict[str, Any]]) -> str:
+    def _runs(self, runs: Sequence[RunRow]) -> str:
         if not runs:
             return (
                 f'<p style="color:{self.colors.muted};">No runs on this machine yet. '
                 '<a href="wizard:run">Run the wizard</a> to verify each workaround here.</p>'
             )
         rows = "".join(
-            f"<tr><td>{html.escape(str(r.get('created') or ''))}</td>"
-            f"<td>{badge(str(r.get('outcome') or 'unverified'), self.colors)}</td>"
-            f"<td>{html.escape(str(r.get('verdict') or ''))}</td>"
-            f"<td>{html.escape(str(r.get('python') or ''))}</td></tr>"
+            f"<tr><td>{html.escape(r.created)}</td>"
+            f"<td>{badge(r.outcome or 'unverified', self.colors)}</td>"
+            f"<td>{html.escape(r.verdict or '')}</td>"
+            f"<td>{html.escape(r.python or '')}</td></tr>"
             for r in runs
         )
         return (
@@ -209,7 +209,7 @@ class EntryView(QTextBrowser):
         self.entry: Entry | None = None
 
     def show_entry(
-        self, entry: Entry, colors: Colors, runs: Sequence[dict[str, Any]] | None = None
+        self, entry: Entry, colors: Colors, runs: Sequence[RunRow] | None = None
     ) -> None:
         """Render `entry` in `colors`."""
         self.entry = entry

@@ -7,6 +7,7 @@
 # spent are skipped and say so). One failing setup never stops the others. Nothing interactive.
 # The benchmark (env --deep against collect_env) is scripts/gpu/env2.sh's, not this script's.
 # Usage: bash scripts/gpu/env_matrix.sh OUTDIR     (scripts/gpu_run.sh env_matrix does this)
+# MATRIX_ONLY="setup setup ..." runs only those setups.
 # Afterwards, here: python scripts/import_env_matrix.py OUTDIR   (redacts, writes fixtures)
 set -u
 out=${1:?usage: env_matrix.sh OUTDIR}
@@ -123,6 +124,10 @@ stop_hog() {
 for entry in "${setups[@]}"; do
   name=${entry%%|*}
   assigns=${entry#*|}
+  # MATRIX_ONLY="name name ...": run only these setups (scripts/gpu/env2short.sh)
+  if [ -n "${MATRIX_ONLY:-}" ] && [[ " $MATRIX_ONLY " != *" $name "* ]]; then
+    continue
+  fi
   if [ "$(left)" -lt $(( per_setup + 10 )) ]; then
     log "$name SKIPPED (time budget spent)"
     continue

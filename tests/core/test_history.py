@@ -5,25 +5,18 @@ from __future__ import annotations
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import pytest
 
+from core.bench.model import Sweep
 from core.errors import HistoryError
 from core.history import History
 from core.history_schema import MIGRATIONS, migrate
 from core.paths import user_db_path
-
-
-def a_run(scenario: str = "cuda/rnn-dtype-mismatch", outcome: str = "reproduced") -> dict[str, Any]:
-    return {
-        "scenario": {"id": scenario, "title": "t"},
-        "python": "/usr/bin/python3",
-        "outcome": outcome,
-        "environment": {"torch": {"version": "2.13.0"}},
-        "steps": [{"name": "repro", "kind": "repro", "outcome": outcome}],
-        "verdict": {"summary": "cast the input fixes it"},
-    }
+from core.tryrun.model import TryResult
+from core.wizard.record import WizardRun
+from tests.core.runs import sweep, try_run, wizard_run
 
 
 def test_default_location_is_the_user_data_dir_in_wal_mode() -> None:
@@ -37,42 +30,42 @@ def test_default_location_is_the_user_data_dir_in_wal_mode() -> None:
 def test_runs_round_trip_newest_first_and_survive_reopening(tmp_path: Path) -> None:
     path = tmp_path / "h.sqlite"
     with History.open(path) as history:
-        first = history.save_run(a_run())
-        second = history.save_run(a_run("cuda/cudnn-rnn-double-backward", "not_reproduced"))
+        first = history.save_run(wizard_run())
+        second = history.save_run(wizard_run("cuda/cudnn-rnn-double-backward", "not_reproduced"))
     with History.open(path) as history:
         summaries = history.runs()
-        assert [r["id"] for r in summaries] == [second, first]
-        assert summaries[0]["scenario"] == "cuda/cudnn-rnn-double-backward"
-        assert summaries[1]["verdict"] == "cast the input fixes it"
-        assert summaries[1]["python"] == "/usr/bin/python3"
-        assert [r["id"] for r in history.runs(scenario="cuda/rnn-dtype-mismatch")] == [first]
-        full = history.get_run(first)
-        assert full["steps"] == a_run()["steps"]
-        assert full["id"] == first and full["created"]
-        latest = history.latest_run()
-        assert latest is not None and latest["id"] == second
+        assert [r.id for r in summaries] == [second, first]
+        assert summaries[0].scenario == "cuda/cudnn-rnn-double-backward"
+        assert summaries[1].verdict == "cast the input fixes it"
+        assert summaries[1].python == "/usr/bin/python3"
+        assert summaries[1].created
+        assert [r.id for r in history.runs(scenario="cuda/rnn-dtype-mismatch")] == [first]
+        full = history.get_run(first, WizardRun)
+        assert full == msgspec.structs.replace(wizard_run(), id=first)
+        latest = history.latest_run(WizardRun)
+        assert latest is not None and latest.id == second
 
 
 def test_unknown_run_id_is_a_history_error(tmp_path: Path) -> None:
     with History.open(tmp_path / "h.sqlite") as history:
-        assert history.latest_run() is None
+        assert history.latest_run(WizardRun) is None
         with pytest.raises(HistoryError, match="no wizard run with id 42"):
-            history.get_run(42)
+            history.get_run(42, WizardRun)
 
 
 def test_bench_runs_round_trip(tmp_path: Path) -> None:
     with History.open(tmp_path / "h.sqlite") as history:
-        payload = {"environment": {"gpu": "H100"}, "rows": [{"ms": 1.5}]}
-        lstm = history.save_bench("lstm", payload)
-        conv = history.save_bench("conv", {"rows": []})
-        assert [b["id"] for b in history.bench_runs()] == [conv, lstm]
-        assert [b["id"] for b in history.bench_runs(kind="lstm")] == [lstm]
-        stored = history.get_bench(lstm)
-        assert stored["payload"] == payload
-        assert stored["environment"] == {"gpu": "H100"}
-        assert stored["kind"] == "lstm"
+        lstm = history.save_bench("lstm", sweep("lstm", "H100"))
+        conv = history.save_bench("conv", sweep("conv", rows=()))
+        assert [b.id for b in history.bench_runs()] == [conv, lstm]
+        assert [b.id for b in history.bench_runs(kind="lstm")] == [lstm]
+        stored = history.get_bench(lstm, Sweep)
+        assert stored.payload == msgspec.structs.replace(sweep("lstm", "H100"), id=lstm)
+        assert stored.kind == "lstm" and stored.id == lstm and stored.created
+        column = history.db.execute("SELECT environment FROM bench_runs WHERE id = ?", [lstm])
+        assert column.fetchone()[0] == '{"gpu":"H100","torch":"2.11.0"}'
         with pytest.raises(HistoryError):
-            history.get_bench(999)
+            history.get_bench(999, Sweep)
 
 
 def test_not_a_database_is_backed_up_and_rebuilt(
@@ -86,7 +79,7 @@ def test_not_a_database_is_backed_up_and_rebuilt(
         assert len(backups) == 1
         assert str(backups[0]) in history.warning
         assert backups[0].read_bytes().startswith(b"this is not a database")
-        assert history.save_run(a_run()) == 1
+        assert history.save_run(wizard_run()) == 1
     assert any(str(backups[0]) in record.getMessage() for record in caplog.records)
 
 
@@ -106,12 +99,12 @@ def _damage_page_holding(path: Path, needle: bytes) -> None:
     path.write_bytes(bytes(data))
 
 
-def _damaged_copy(tmp_path: Path, needle_in: str) -> tuple[Path, dict[int, dict[str, Any]]]:
+def _damaged_copy(tmp_path: Path, needle_in: str) -> tuple[Path, dict[int, WizardRun]]:
     path = tmp_path / "history.sqlite"
     saved = {}
     with History.open(path) as history:
         for i in range(200):
-            run = {**a_run(f"cuda/scenario-{i:03d}"), "steps": [{"name": f"needle-{i:03d}"}]}
+            run = wizard_run(f"cuda/scenario-{i:03d}", note=f"needle-{i:03d}")
             saved[history.save_run(run)] = run
         history.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         root = history.db.execute(
@@ -131,9 +124,9 @@ def test_a_damaged_index_is_set_aside_and_every_run_copied_back(tmp_path: Path) 
     with History.open(path) as history:
         assert history.warning is not None and "corrupt-" in history.warning
         assert "copied 200 runs" in history.warning
-        assert {r["id"] for r in history.runs(limit=500)} == set(saved)  # ids kept
+        assert {r.id for r in history.runs(limit=500)} == set(saved)  # ids kept
         for run_id, run in saved.items():
-            assert history.get_run(run_id)["steps"] == run["steps"]
+            assert history.get_run(run_id, WizardRun).steps == run.steps
         assert history.db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert len(_backups(tmp_path)) == 1
 
@@ -142,12 +135,12 @@ def test_a_damaged_table_page_loses_only_the_runs_on_it(tmp_path: Path) -> None:
     path, saved = _damaged_copy(tmp_path, "table")
     with History.open(path) as history:
         assert history.warning is not None and "corrupt-" in history.warning
-        kept = {r["id"] for r in history.runs(limit=500)}
+        kept = {r.id for r in history.runs(limit=500)}
         assert 150 <= len(kept) < len(saved)  # a 4 KiB page holds a handful of runs
         assert kept < set(saved)
         assert 151 not in kept  # run 151 ("needle-150") was on the damaged page
         for run_id in kept:
-            assert history.get_run(run_id)["steps"] == saved[run_id]["steps"]
+            assert history.get_run(run_id, WizardRun).steps == saved[run_id].steps
         assert f"copied {len(kept)} runs" in history.warning
         assert "\n" not in history.warning
     assert len(_backups(tmp_path)) == 1
@@ -156,7 +149,7 @@ def test_a_damaged_table_page_loses_only_the_runs_on_it(tmp_path: Path) -> None:
 def test_healthy_database_is_never_moved(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
     with History.open(path) as history:
-        history.save_run(a_run())
+        history.save_run(wizard_run())
     with History.open(path) as history:
         assert history.warning is None
         assert len(history.runs()) == 1
@@ -187,19 +180,19 @@ def test_try_runs_round_trip_and_the_migration_leaves_the_commit_to_its_caller(
     tmp_path: Path,
 ) -> None:
     with History.open(tmp_path / "h.sqlite") as history:
-        run_id = history.save_try(
-            {
-                "command": ["python", "train.py"],
-                "status": "failed",
-                "summary": "x: fixed",
-                "entry": {"id": "cuda/out-of-memory"},
-                "cwd": "/w",
-            }
+        run_id = history.save_try(try_run(entry="cuda/out-of-memory").settled())
+        stored = history.get_try(run_id, TryResult)
+        assert stored.entry is not None and stored.entry.id == "cuda/out-of-memory"
+        assert stored.id == run_id and stored.summary_text == "cuda/out-of-memory: no fix re-run"
+        row = history.try_runs()[0]
+        assert (row.command, row.entry, row.status, row.summary) == (
+            ["python", "train.py"],
+            "cuda/out-of-memory",
+            "failed",
+            "cuda/out-of-memory: no fix re-run",
         )
-        assert history.get_try(run_id)["entry"]["id"] == "cuda/out-of-memory"
-        assert history.try_runs()[0]["command"] == ["python", "train.py"]
         with pytest.raises(HistoryError, match="no try run with id 99"):
-            history.get_try(99)
+            history.get_try(99, TryResult)
     # The try_runs migration inside a transaction that is rolled back leaves no table behind.
     conn = sqlite3.connect(tmp_path / "fresh.sqlite", isolation_level=None)
     conn.execute("BEGIN")

@@ -19,13 +19,20 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from core.errors import HistoryBusyError
 from core.history import History
+from core.tryrun.model import TryResult
+from core.wizard.record import WizardRun
 from tests.core.clirun import run_core
+from tests.core.runs import sweep, try_run, wizard_run
+
+
+def a_run(n: int) -> WizardRun:
+    return wizard_run(f"cuda/s{n % 3}", note=str(n))
+
 
 HOLDER = r"""
 import sqlite3, sys
@@ -42,26 +49,23 @@ conn.execute("ROLLBACK")
 """
 
 
-def a_run(n: int) -> dict[str, Any]:
-    return {"scenario": {"id": f"cuda/s{n % 3}"}, "outcome": "reproduced", "steps": [n]}
-
-
 def filled(folder: Path, runs: int = 25) -> tuple[Path, list[int], list[int], list[int]]:
     path = folder / "history.sqlite"
     with History.open(path) as history:
         wizard = [history.save_run(a_run(i)) for i in range(runs)]
-        bench = [history.save_bench("lstm", {"rows": [i]}) for i in range(3)]
-        tries = [history.save_try({"command": ["python", f"t{i}.py"]}) for i in range(2)]
+        bench = [history.save_bench("lstm", sweep(rows=[str(i)])) for i in range(3)]
+        tries = [history.save_try(try_run(["python", f"t{i}.py"])) for i in range(2)]
     return path, wizard, bench, tries
 
 
 def everything_is_there(path: Path, wizard: list[int], bench: list[int], tries: list[int]) -> None:
     with History.open(path) as history:
         assert history.warning is None
-        assert sorted(r["id"] for r in history.runs(limit=1000)) == wizard
-        assert [history.get_run(i)["steps"] for i in wizard] == [[i] for i in range(len(wizard))]
-        assert sorted(r["id"] for r in history.bench_runs(limit=1000)) == bench
-        assert sorted(r["id"] for r in history.try_runs(limit=1000)) == tries
+        assert sorted(r.id for r in history.runs(limit=1000)) == wizard
+        notes = [history.get_run(i, WizardRun).steps[0].note for i in wizard]
+        assert notes == [str(i) for i in range(len(wizard))]
+        assert sorted(r.id for r in history.bench_runs(limit=1000)) == bench
+        assert sorted(r.id for r in history.try_runs(limit=1000)) == tries
     assert list(path.parent.glob("*.corrupt-*")) == []
 
 
@@ -200,12 +204,12 @@ def test_try_under_a_held_lock_prints_its_result_keeps_it_and_saves_it_later(
         assert len(kept) == 1 and str(kept[0]) in errors[0]
     with History.open(path) as history:  # the next open adds it
         latest = history.try_runs()[0]
-        assert history.get_try(latest["id"])["status"] == "failed"
+        assert history.get_try(latest.id, TryResult).status == "failed"
         assert len(history.try_runs(limit=100)) == len(tries) + 1
     assert list((tmp_path / "history.sqlite.pending").glob("*.json")) == []
     with History.open(path) as history:  # and only once
         assert len(history.try_runs(limit=100)) == len(tries) + 1
-        assert sorted(r["id"] for r in history.runs(limit=1000)) == wizard
+        assert sorted(r.id for r in history.runs(limit=1000)) == wizard
 
 
 def test_a_kept_run_waits_while_the_lock_is_still_held(tmp_path: Path) -> None:

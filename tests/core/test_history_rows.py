@@ -1,5 +1,6 @@
-"""A stored run that does not load (not JSON, not an object, nested thousands deep) is skipped
-with a warning naming its id, by every command that reads the history; it never breaks them."""
+"""A stored run that does not load (not JSON, not an object, nested thousands deep, a field of
+the wrong shape) is skipped with a warning naming its id, by every command that reads the
+history; it never breaks them."""
 
 from __future__ import annotations
 
@@ -10,22 +11,30 @@ from pathlib import Path
 
 import pytest
 
+from core.bench.model import Sweep
 from core.errors import HistoryRowError
 from core.history import History
+from core.tryrun.model import TryResult
+from core.wizard.record import WizardRun
 from tests.core.clirun import run_core
+from tests.core.runs import sweep, try_run, wizard_run
 
-BAD_RUNS = ("[1,2]", "not json {", "[" * 5000 + "]" * 5000, "[" * 20000)
+BAD_RUNS = (
+    "[1,2]",
+    "not json {",
+    "[" * 5000 + "]" * 5000,
+    "[" * 20000,
+    '{"outcome": "ok", "steps": [{"name": 5}]}',
+)
 
 
 def seeded(folder: Path) -> tuple[list[int], list[int], int, int, int]:
     """Good runs, then unreadable ones as the newest of their scenarios; a bad bench and try."""
     path = folder / "history.sqlite"
     with History.open(path) as history:
-        good = [
-            history.save_run({"scenario": {"id": f"cuda/s{i}"}, "outcome": "ok"}) for i in (1, 2)
-        ]
-        good_bench = history.save_bench("lstm", {"rows": []})
-        history.save_try({"command": ["python", "a.py"], "status": "failed"})
+        good = [history.save_run(wizard_run(f"cuda/s{i}", "ok")) for i in (1, 2)]
+        good_bench = history.save_bench("lstm", sweep())
+        history.save_try(try_run(["python", "a.py"]))
     conn = sqlite3.connect(path, isolation_level=None)
     bad = []
     for i, text in enumerate(BAD_RUNS):
@@ -54,12 +63,12 @@ def test_reading_an_unreadable_run_is_one_error_naming_it(tmp_path: Path) -> Non
     with History.open(tmp_path / "history.sqlite") as history:
         for run_id in bad:
             with pytest.raises(HistoryRowError, match=f"wizard run {run_id}:"):
-                history.get_run(run_id)
+                history.get_run(run_id, WizardRun)
         with pytest.raises(HistoryRowError, match=f"benchmark run {bad_bench}:"):
-            history.get_bench(bad_bench)
+            history.get_bench(bad_bench, Sweep)
         with pytest.raises(HistoryRowError, match=f"try run {bad_try}:"):
-            history.get_try(bad_try)
-        assert [r["command"] for r in history.try_runs()] == [["python", "a.py"]]
+            history.get_try(bad_try, TryResult)
+        assert [r.command for r in history.try_runs()] == [["python", "a.py"]]
         assert len(history.skipped) == 1 and f"try run {bad_try}" in history.skipped[0]
 
 

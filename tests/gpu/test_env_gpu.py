@@ -119,14 +119,28 @@ def test_cli_deep_exit_code_matches_findings() -> None:
 
 
 def test_deep_reads_each_loaded_library_version_from_its_own_file() -> None:
-    """Every mapped cuDNN file carries a version read from that file, the core's matching torch."""
+    """Every mapped cuDNN file carries a version read from a file (cuDNN 9's core: from the graph
+    library beside it), the core's matching torch."""
     env = detect(deep=True)
     assert env.torch.first_op is not None and env.torch.first_op.ok, env.torch.errors
     cudnn_files = [lib for lib in env.loaded_libraries if (lib.family or "").startswith("cudnn")]
     assert cudnn_files and all(lib.version for lib in cudnn_files), cudnn_files
     core = [lib for lib in cudnn_files if lib.family == "cudnn"]
     assert core and core[0].version == decode_cudnn(torch.backends.cudnn.version())
-    assert env.cudnn.version_source in ("symbol", "file-name")
+    source = env.cudnn.version_source
+    assert source in ("symbol", "file-name", "sibling"), source
+    if source == "sibling":
+        # cuDNN 9's core only dispatches: its version function answers for whichever
+        # libcudnn_graph the loader found (measured: the wheel's core said 9.14 with the system
+        # graph on LD_LIBRARY_PATH), so the core takes the version of the graph library beside
+        # it, and that graph file must have reported it itself.
+        (graph,) = [
+            lib
+            for lib in cudnn_files
+            if lib.family == "cudnn_graph" and lib.directory == core[0].directory
+        ]
+        assert graph.version_source in ("symbol", "file-name"), graph
+        assert graph.version == env.cudnn.version == core[0].version
     assert env.torch.cudnn_runtime and env.torch.cudnn_compile
 
 

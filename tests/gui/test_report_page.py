@@ -103,9 +103,10 @@ def test_an_unreadable_stored_run_is_left_out_and_the_page_says_which(
 
     from core.history import History
     from core.paths import user_db_path
+    from tests.core.runs import wizard_run
 
     with History.open() as history:
-        good = history.save_run({"scenario": {"id": "cuda/s1"}, "outcome": "ok"})
+        good = history.save_run(wizard_run("cuda/s1", "ok"))
     conn = sqlite3.connect(user_db_path(), isolation_level=None)
     bad = conn.execute(
         "INSERT INTO wizard_runs (created, scenario, run) VALUES ('now', 'cuda/s2', '[1,2]')"

@@ -11,8 +11,9 @@ Order, and why:
    CUDA again. A second `_cuda_init` after a failed one finds the caching allocator's per-GPU
    table sized but empty and the first allocation dereferences a null pointer (SIGSEGV):
    that, not the setting, is what killed earlier versions of this probe.
-4. Build flags and cuDNN versions, then each GPU's matmul/conv/LSTM in its own thread, while
-   this thread asks for peer access between GPUs and torch's NCCL backend.
+4. Build flags and cuDNN versions, then each GPU's checks in its own thread (its matmul in a
+   second one, beside its conv and LSTM), while this thread asks for peer access between GPUs
+   and torch's NCCL backend.
 5. Which library files are really mapped, and their versions (/proc/self/maps, libmaps.py).
 
 Every exception torch raises is kept verbatim under `errors`. Run by path in the target
@@ -33,6 +34,7 @@ import traceback
 import warnings
 from typing import Any
 
+STARTED_AT = time.time()  # after the interpreter's start-up and these imports
 HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or ".") == HERE:
     del sys.path[0]
@@ -49,6 +51,13 @@ def _sibling(name: str) -> Any:
     return module
 
 
+# Run as the probe, the CUDA warm-up starts before anything else is loaded: it overlaps
+# `import torch` (CUDA_CLINIC_NO_WARMUP=1 switches it off, for the benchmark's variant).
+WARM = (
+    _sibling("cudawarm").start()
+    if __name__ == "__main__" and not os.environ.get("CUDA_CLINIC_NO_WARMUP")
+    else None
+)
 GPU = _sibling("gpuchecks")
 LOG = GPU.Log()
 
@@ -189,10 +198,12 @@ def main() -> int:
         "torch": {},
     }
     started = time.perf_counter()
-    warm = None if os.environ.get("CUDA_CLINIC_NO_WARMUP") else _sibling("cudawarm").start()
+    stamps = {"at_main": STARTED_AT} if os.environ.get("CUDA_CLINIC_TIMING") else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch = _import_torch(result)
+        if stamps is not None:
+            stamps["at_imported"] = time.time()
         if torch is not None:
             result["torch"]["imported"] = True
             t0 = time.perf_counter()
@@ -208,13 +219,18 @@ def main() -> int:
     result["loaded"] = maps["loaded"]
     result["cudnn_folders"] = maps["cudnn_folders"]
     result["maps_error"] = maps["error"]
-    result["cuda_warmup"] = warm.result(timeout=1.0) if warm is not None else None
+    result["cuda_warmup"] = WARM.result(timeout=1.0) if WARM is not None else None
     result["errors"] = LOG.errors
     result["timings"]["total"] = round(time.perf_counter() - started, 4)
+    if stamps is not None:  # epoch times for the parent's stage times (core/timing.py)
+        stamps["at_written"] = time.time()
+        result["timings"].update(stamps)
     json_out.write(json.dumps(result))
     json_out.flush()
-    # Skip interpreter teardown: destroying CUDA contexts and unloading torch takes a large
-    # share of a second and there is nothing left to clean up.
+    # The parent reads the JSON now and does not wait out our exit; skip interpreter teardown:
+    # destroying CUDA contexts and unloading torch takes a large share of a second and there
+    # is nothing left to clean up.
+    sys.stderr.write("cuda-clinic-written\n")
     sys.stderr.flush()
     os._exit(0)
 

@@ -236,10 +236,15 @@ def _sibling_versions(records: list[dict[str, Any]]) -> None:
 
 
 def cudnn_folders(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """For each folder a cuDNN core was mapped from: which cuDNN 9 sub-libraries it lacks."""
+    """For each folder any cuDNN file was mapped from: which cuDNN 9 sub-libraries it lacks.
+
+    Not only the core's folder: with the core found through torch's RPATH and an incomplete
+    copy first on LD_LIBRARY_PATH, the sub-libraries come from that copy (measured on an H100:
+    its missing libcudnn_engines_precompiled made the LSTM fail with SUBLIBRARY_UNAVAILABLE).
+    """
     out: dict[str, dict[str, Any]] = {}
     for r in records:
-        if r["family"] != "cudnn":
+        if not (r["family"] or "").startswith("cudnn") or r["directory"] in out:
             continue
         folder = r["directory"]
         try:

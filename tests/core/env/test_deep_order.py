@@ -55,6 +55,19 @@ def test_every_gpu_is_checked_at_the_same_time(tmp_path: Path) -> None:
     assert torch["gpu_seconds"] < 2.0
 
 
+def test_on_one_gpu_the_matmul_runs_beside_the_conv_and_the_lstm(tmp_path: Path) -> None:
+    log = tmp_path / "ops.log"
+    data = _deep(tmp_path, FAKE_TORCH_GPUS="1", FAKE_TORCH_OP_S="0.3", FAKE_TORCH_LOG=str(log))
+    torch = data["torch"]
+    assert isinstance(torch, dict)
+    assert [c["op"] for c in torch["checks"]] == ["matmul", "conv", "lstm"]
+    events = [line.split() for line in log.read_text().splitlines()]
+    # the first conv (cuda init) comes before either lane
+    times = {(e[0], e[2]): float(e[3]) for e in events if e[1] == "cuda:0"}
+    assert times[("start", "matmul")] < times[("end", "conv")]
+    assert times[("start", "conv")] < times[("end", "matmul")]
+
+
 def test_a_failed_cuda_init_is_never_retried(tmp_path: Path) -> None:
     # The stand-in dies with SIGSEGV on a second init attempt, as torch 2.11 did with a
     # malformed PYTORCH_CUDA_ALLOC_CONF; the probe must end normally with torch's own words.

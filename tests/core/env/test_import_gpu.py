@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -29,6 +30,23 @@ def _bench() -> dict[str, object]:
     }
 
 
+def _import_env2(outdir: Path, dest: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "import_env2.py"),
+            str(outdir),
+            "--dest",
+            str(dest),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: Path) -> None:
     outdir = tmp_path / "env2"
     (outdir / "matrix").mkdir(parents=True)
@@ -45,19 +63,7 @@ def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: 
     (outdir / "alloc_retry_a.txt").write_text("ValueError: Unrecognized key 'expandable_segment'\n")
     (outdir / "bench.json").write_text(json.dumps(_bench()))
     dest = tmp_path / "broken"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "import_env2.py"),
-            str(outdir),
-            "--dest",
-            str(dest),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = _import_env2(outdir, dest)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "| env --deep | 3.400 |" in proc.stdout
     run = json.loads((dest / "matrix_run.json").read_text())
@@ -68,9 +74,40 @@ def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: 
     assert (dest / "damaged-cudnn-truncated.json").exists()
 
 
-def test_env4_import_redacts_and_places_the_files(tmp_path: Path) -> None:
-    import shutil
+def test_a_partial_run_updates_its_setups_and_keeps_the_rest_and_the_history(
+    tmp_path: Path,
+) -> None:
+    # scripts/gpu/env2short.sh records a few setups and the benchmark, not the experiment.
+    names = [s["name"] for s in tomllib.loads((BROKEN / "expected.toml").read_text())["setup"]]
+    dest = tmp_path / "broken"
+    dest.mkdir()
+    for name in names:
+        shutil.copy(BROKEN / f"{name}.json", dest / f"{name}.json")
+    shutil.copy(BROKEN / "matrix_run.json", dest / "matrix_run.json")
+    before = json.loads((dest / "matrix_run.json").read_text())
+    outdir = tmp_path / "env2short"
+    (outdir / "matrix").mkdir(parents=True)
+    data = json.loads((BROKEN / "cudnn-sublibrary-missing.json").read_text())
+    data["python"]["executable"] = "/home/alice/venv/bin/python3"
+    (outdir / "matrix" / "cudnn-sublibrary-missing.json").write_text(json.dumps(data))
+    (outdir / "bench.json").write_text(json.dumps(_bench()))
+    proc = _import_env2(outdir, dest, "--only-present")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "replayed by this version: cudnn.sublibrary-missing" in proc.stdout
+    run = json.loads((dest / "matrix_run.json").read_text())
+    assert set(run["setups"]) == set(names)  # the others kept
+    assert run["setups"]["healthy"] == before["setups"]["healthy"]
+    assert run["setups"]["cudnn-sublibrary-missing"]["replayed_first"] == (
+        "cudnn.sublibrary-missing"
+    )
+    assert run["experiment_alloc_retry"] == before["experiment_alloc_retry"]
+    assert len(run["earlier_runs"]) == len(before["earlier_runs"]) + 1
+    assert run["earlier_runs"][-1]["bench_median"] == before["bench"]["median"]
+    assert run["bench"]["median"]["env --deep"] == 3.4
+    assert "alice" not in (dest / "cudnn-sublibrary-missing.json").read_text()
 
+
+def test_env4_import_redacts_and_places_the_files(tmp_path: Path) -> None:
     outdir = tmp_path / "env4"
     outdir.mkdir()
     env = json.loads((BROKEN / "derived" / "healthy.json").read_text())
@@ -80,6 +117,7 @@ def test_env4_import_redacts_and_places_the_files(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "scripts", repo / "scripts")
     shutil.copytree(ROOT / "core", repo / "core")
+    shutil.copytree(ROOT / "resources", repo / "resources")  # the KB the engine loads at import
     proc = subprocess.run(
         [sys.executable, str(repo / "scripts" / "import_env4.py"), str(outdir), "--label", "t4"],
         capture_output=True,

@@ -69,6 +69,23 @@ def test_a_folder_missing_cudnn_sub_libraries_is_reported(
     assert snap["cudnn_folders"][str(folder)]["missing"] == ["libcudnn_engines_precompiled"]
 
 
+def test_a_folder_that_supplied_only_sub_libraries_is_checked_too(
+    tmp_path: Path, fake_cudnn: Callable[[Path, str], Path]
+) -> None:
+    # Recorded on the H100 (cudnn-sublibrary-missing): the core came from torch's wheel through
+    # its RPATH, sub-libraries from an incomplete copy first on LD_LIBRARY_PATH.
+    wheel, partial = tmp_path / "wheel", tmp_path / "partial"
+    core = fake_cudnn(wheel, "9.19.0")
+    for part in libmaps.CUDNN9_PARTS:
+        (wheel / f"{part}.so.9").touch(exist_ok=True)
+    fake_cudnn(partial, "9.19.0")  # its libcudnn_ops.so.9 is a real library
+    snap = _snapshot(core, partial / "libcudnn_ops.so.9")
+    folders = snap["cudnn_folders"]
+    assert folders[str(wheel)]["missing"] == []
+    assert "libcudnn_engines_precompiled" in folders[str(partial)]["missing"]
+    assert "libcudnn_ops" not in folders[str(partial)]["missing"]
+
+
 def test_deep_probe_keeps_a_failing_torch_import_verbatim(tmp_path: Path) -> None:
     fake = tmp_path / "torch"
     fake.mkdir()

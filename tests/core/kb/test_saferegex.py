@@ -4,8 +4,11 @@ run, passes the same check."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
+
+import pytest
 
 from core.kb.loader import default_kb_dir, load_entries
 from core.kb.saferegex import backtracking_risk, check_signature, compile_re2, compile_signature
@@ -64,7 +67,9 @@ def test_every_bundled_signature_runs_in_bounded_time() -> None:
 
 
 def test_the_shape_check_refuses_what_backtracks_and_keeps_what_does_not() -> None:
-    for risky in (r"(a+)+$", r"(\w+\s?)*$", r"(a|ab)*c", r"(?=(x+)+y)z", r"(.\d+)*!"):
+    # (b*ab*)+: found by the pack-regex fuzzer (seed 2): the b's between two a's can end one
+    # pass or start the next, 2^30 ways on "ab" * 30
+    for risky in (r"(a+)+$", r"(\w+\s?)*$", r"(a|ab)*c", r"(?=(x+)+y)z", r"(.\d+)*!", r"(b*ab*)+!"):
         assert backtracking_risk(risky), risky
     for fine in (r"(\.\d+)*", r"(?:x\d+)+", r"foo(?:bar)+", r"CUDNN_STATUS_(?!BAD)\w+", r"a{2,5}b"):
         assert backtracking_risk(fine) is None, fine
@@ -107,3 +112,18 @@ def test_a_pack_signature_re2_cannot_run_and_that_backtracks_is_refused_and_skip
     assert "cuda/lab-good" in out and "cuda/lab-bad" not in out
     skipped = [ln for ln in err.splitlines() if "lab-bad.md" in ln]
     assert len(skipped) == 1 and "could make matching hang" in skipped[0]
+
+
+def test_without_re2_a_pack_signature_must_pass_the_shape_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from core.kb import saferegex
+
+    monkeypatch.setattr(saferegex, "_re2", lambda: None)
+    saferegex.compile_re2.cache_clear()
+    try:
+        assert check_signature(r"PACKERROR (a+)+$", user=True)  # refused, not run on re
+        assert check_signature(r"PACKERROR a+$", user=True) is None
+        assert isinstance(compile_signature(r"PACKERROR a+$", user=True), re.Pattern)
+    finally:
+        saferegex.compile_re2.cache_clear()

@@ -13,6 +13,7 @@ from core.history import History
 from core.selftest.durability import (
     DB_NAME,
     REPORT_NAME,
+    DrillRecord,
     KillStats,
     kill_drill,
     read_report,
@@ -86,7 +87,7 @@ def test_saved_runs_are_committed_in_wal_mode_with_full_sync(tmp_path: Path) -> 
     with History.open(tmp_path / DB_NAME) as history:
         mode = history.db.execute("PRAGMA journal_mode").fetchone()[0]
         sync = history.db.execute("PRAGMA synchronous").fetchone()[0]
-        run_id = history.save_run({"scenario": "x", "outcome": "fixed"})
+        run_id = history.save_run(DrillRecord(scenario={"id": "x"}, outcome="fixed", seq=1))
     assert (mode, sync) == ("wal", 2)
     # a second connection (another process would see the same) reads the committed run
     conn = sqlite3.connect(tmp_path / DB_NAME)

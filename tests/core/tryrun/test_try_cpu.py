@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from core.history import History
+from core.tryrun.model import TryResult
 from tests.core.tryrun.helpers import as_json, run_try, script
 
 PY = sys.executable
@@ -40,9 +41,9 @@ def test_torch_not_compiled_with_cuda_is_matched_and_saved() -> None:
     assert data["frame"]["code"] == "model = model.cuda()"
     assert data["time_to_failure_s"] > 0
     with History.open() as history:
-        stored = history.get_try(data["id"])
-    assert stored["entry"]["id"] == "cuda/torch-not-compiled-with-cuda"
-    assert stored["command"][-1].endswith("torch_not_compiled_cuda.py")
+        stored = history.get_try(data["id"], TryResult)
+    assert stored.entry is not None and stored.entry.id == "cuda/torch-not-compiled-with-cuda"
+    assert stored.command[-1].endswith("torch_not_compiled_cuda.py")
 
 
 def test_a_hang_is_stopped_at_the_timeout_with_the_helper_it_detached() -> None:

@@ -18,7 +18,7 @@ from core.models import to_builtins
 from core.wizard import get_scenario, run_wizard, scenarios
 from core.wizard.command import render_run
 from core.wizard.model import Requirements, Scenario, Step
-from core.wizard.record import StepEvent, WizardEvent
+from core.wizard.record import StepEvent, WizardEvent, WizardRun
 from core.wizard.runner import run_wizard as run_scenario
 
 STEPS = Path(__file__).resolve().parents[2] / "data" / "steps"
@@ -178,9 +178,9 @@ def test_dtype_wizard_runs_for_real_here_and_is_saved() -> None:
     assert runtime["torch"] == torch.__version__
     assert all(c["holds"] for c in data["verdict"]["claims"])
     with History.open() as history:
-        stored = history.get_run(run.id)
-    assert stored["steps"] == json.loads(json.dumps(data["steps"]))
-    assert stored["verdict"]["summary"] == data["verdict"]["summary"]
+        stored = history.get_run(run.id, WizardRun)
+    assert to_builtins(stored.steps) == json.loads(json.dumps(data["steps"]))
+    assert stored.verdict is not None and stored.verdict.summary == data["verdict"]["summary"]
 
 
 CUDA_IDS = [s.id for s in scenarios() if s.requirements.cuda]
