@@ -54,7 +54,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/rnn-weights-not-contiguous",
         "cuda/tensors-on-different-devices",
         "cuda/torch-not-compiled-with-cuda",
-        "cuda/torchvision-op-no-cuda-kernel",
         "cuda/unknown-error-at-init",
         "cuda/windows-paging-file-too-small",
         "ext/bitsandbytes-cuda-setup",
@@ -62,10 +61,7 @@ PENDING: frozenset[str] = frozenset(
         "ext/extension-expects-cuda-tensor",
         "ext/extension-without-cuda-kernels",
         "ext/flash-attn-unsupported-gpu",
-        "nccl/communicator-aborted",
         "nccl/invalid-usage",
-        "nccl/unhandled-system-error",
-        "nccl/watchdog-timeout",
         "triton/cannot-find-libcuda",
     }
 )
