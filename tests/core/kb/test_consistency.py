@@ -62,10 +62,6 @@ PENDING: frozenset[str] = frozenset(
         "nccl/unhandled-system-error",
         "nccl/watchdog-timeout",
         "triton/cannot-find-libcuda",
-        "triton/missing-cuda-headers",
-        "triton/ptxas-error",
-        "triton/unsupported-gpu-arch",
-        "triton/version-mismatch",
     }
 )
 
