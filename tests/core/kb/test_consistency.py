@@ -29,12 +29,7 @@ PENDING: frozenset[str] = frozenset(
         "cuda/cuda-graph-capture-failed",
         "cuda/cuda-library-load-failed",
         "cuda/cuda-not-available",
-        "cuda/cudnn-plan-failed-warning",
-        "cuda/cudnn-status-bad-param",
         "cuda/cudnn-status-execution-failed",
-        "cuda/cudnn-status-not-supported",
-        "cuda/cudnn-sublibrary-version-mismatch",
-        "cuda/cudnn-version-incompatible",
         "cuda/deserialize-cuda-without-cuda",
         "cuda/device-busy-or-unavailable",
         "cuda/driver-library-mismatch",
@@ -63,10 +58,6 @@ PENDING: frozenset[str] = frozenset(
         "nccl/unhandled-system-error",
         "nccl/watchdog-timeout",
         "triton/cannot-find-libcuda",
-        "triton/missing-cuda-headers",
-        "triton/ptxas-error",
-        "triton/unsupported-gpu-arch",
-        "triton/version-mismatch",
     }
 )
 
