@@ -42,7 +42,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/no-nvidia-driver",
         "cuda/operation-not-supported",
         "cuda/torch-not-compiled-with-cuda",
-        "cuda/torchvision-op-no-cuda-kernel",
         "cuda/unknown-error-at-init",
         "cuda/windows-paging-file-too-small",
         "ext/bitsandbytes-cuda-setup",
@@ -50,10 +49,7 @@ PENDING: frozenset[str] = frozenset(
         "ext/extension-expects-cuda-tensor",
         "ext/extension-without-cuda-kernels",
         "ext/flash-attn-unsupported-gpu",
-        "nccl/communicator-aborted",
         "nccl/invalid-usage",
-        "nccl/unhandled-system-error",
-        "nccl/watchdog-timeout",
         "triton/cannot-find-libcuda",
     }
 )
