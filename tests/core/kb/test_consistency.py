@@ -40,8 +40,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/no-cuda-gpus-available",
         "cuda/no-kernel-image",
         "cuda/no-nvidia-driver",
-        "cuda/operation-not-supported",
-        "cuda/torch-not-compiled-with-cuda",
         "cuda/unknown-error-at-init",
         "cuda/windows-paging-file-too-small",
         "ext/bitsandbytes-cuda-setup",
