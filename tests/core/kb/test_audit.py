@@ -18,37 +18,6 @@ from tests.core.kb.test_consistency import PENDING
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "kb_audit.py"
 EVIDENCE = sorted((ROOT / "resources" / "evidence").glob("*.json"))
-# Entries audited (out of PENDING) before the records existed, whose records are being written
-# from their audit commits: each must leave this set as soon as its record lands.
-UNRECORDED: frozenset[str] = frozenset(
-    {
-        "cuda/cublas-bf16-not-supported",
-        "cuda/cublas-execution-failed",
-        "cuda/cublas-handle-creation-failed",
-        "cuda/cublas-invalid-value",
-        "cuda/cublas-workspace-config",
-        "cuda/cuda-error-out-of-memory",
-        "cuda/cuda-reinit-forked-subprocess",
-        "cuda/cudnn-library-load-failed",
-        "cuda/cudnn-no-valid-conv-algorithm",
-        "cuda/cudnn-rnn-double-backward",
-        "cuda/cudnn-rnn-eval-backward",
-        "cuda/cudnn-rnn-performance",
-        "cuda/cudnn-sdpa-no-execution-plan",
-        "cuda/cudnn-status-alloc-failed",
-        "cuda/cudnn-status-internal-error",
-        "cuda/cudnn-status-mapping-error",
-        "cuda/cudnn-status-not-initialized",
-        "cuda/driver-insufficient-for-runtime",
-        "cuda/invalid-device-ordinal",
-        "cuda/nondeterministic-op",
-        "cuda/rnn-bf16-not-implemented",
-        "cuda/rnn-dtype-mismatch",
-        "cuda/rnn-hx-not-contiguous",
-        "cuda/unspecified-launch-failure",
-        "ext/quantization-unsupported-gpu",
-    }
-)
 
 
 def _script() -> ModuleType:
@@ -87,9 +56,8 @@ def test_every_audited_entry_has_a_record_and_no_open_claim() -> None:
     of its claims is settled (supported, fixed or removed)."""
     audit = AUDIT.load_records(AUDIT.RECORDS, AUDIT.KB)
     assert audit.problems == []
-    audited = {e.id for e in load_entries()} - PENDING - UNRECORDED
+    audited = {e.id for e in load_entries()} - PENDING
     assert sorted(audited - set(audit.records)) == []
-    assert sorted(UNRECORDED & set(audit.records)) == [], "recorded now: take out of UNRECORDED"
     still_open = [
         (entry, claim.text)
         for entry, record in audit.records.items()
