@@ -22,11 +22,9 @@ RECORDS = Records(resources_dir())
 PENDING: frozenset[str] = frozenset(
     {
         "cuda/caching-allocator-nvml-assert",
-        "cuda/container-gpu-not-visible",
         "cuda/crash-without-message",
         "cuda/cuda-error-invalid-argument",
         "cuda/cuda-not-available",
-        "cuda/device-busy-or-unavailable",
         "cuda/gpu-fell-off-bus",
         "cuda/illegal-memory-access",
         "cuda/invalid-configuration-argument",
