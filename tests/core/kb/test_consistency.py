@@ -30,7 +30,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/driver-library-mismatch",
         "cuda/gpu-fell-off-bus",
         "cuda/illegal-memory-access",
-        "cuda/invalid-configuration-argument",
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
         "cuda/no-cuda-gpus-available",
