@@ -24,7 +24,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/caching-allocator-nvml-assert",
         "cuda/container-gpu-not-visible",
         "cuda/crash-without-message",
-        "cuda/cuda-error-invalid-argument",
         "cuda/cuda-not-available",
         "cuda/device-busy-or-unavailable",
         "cuda/driver-library-mismatch",
