@@ -32,7 +32,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
         "cuda/no-cuda-gpus-available",
-        "cuda/no-kernel-image",
         "cuda/no-nvidia-driver",
         "cuda/unknown-error-at-init",
         "cuda/windows-paging-file-too-small",
