@@ -35,11 +35,7 @@ PENDING: frozenset[str] = frozenset(
         "cuda/no-nvidia-driver",
         "cuda/unknown-error-at-init",
         "cuda/windows-paging-file-too-small",
-        "ext/bitsandbytes-cuda-setup",
-        "ext/cuda-extension-build-failed",
-        "ext/extension-expects-cuda-tensor",
         "ext/extension-without-cuda-kernels",
-        "ext/flash-attn-unsupported-gpu",
         "nccl/invalid-usage",
         "triton/cannot-find-libcuda",
     }
