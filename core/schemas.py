@@ -58,7 +58,7 @@ def model_of(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def generate(name: str) -> dict[str, Any]:
+def generate(name: str) -> dict[str, object]:
     """The JSON Schema (2020-12) of schema `name`, as msgspec derives it from the model."""
     _target, title = SCHEMAS[name]
     body = msgspec.json.schema(model_of(name))

@@ -54,12 +54,12 @@ class BarChart:
     reference: float | None = None  # a marked value, e.g. 100 % of peak or a ratio of 1
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data."""
         return asdict(self)
 
 
-def _field_text(name: str, params: dict[str, Any]) -> str:
+def _field_text(name: str, params: dict[str, object]) -> str:
     """One varying parameter as label text."""
     value = params.get(name)
     if name == "size":
@@ -95,7 +95,7 @@ def _grouped(
     fields = _label_fields(rows, series_field)
     labels: dict[str, None] = {}
     names: dict[str, None] = {}
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    cells: dict[tuple[str, str], dict[str, object]] = {}
     for row in rows:
         label = ", ".join(_field_text(f, row["params"]) for f in fields) or "measured"
         name = _field_text(series_field, row["params"])
@@ -218,6 +218,6 @@ def compare_chart(
     )
 
 
-def build_charts(payload: dict[str, Any]) -> list[BarChart]:
+def build_charts(payload: dict[str, object]) -> list[BarChart]:
     """Every chart of one sweep: time per group, then share of peak per group."""
     return [*time_charts(payload), *peak_charts(payload)]

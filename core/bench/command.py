@@ -92,7 +92,7 @@ def check_charts_dir(directory: Path | None) -> None:
         raise UsageError(f"--charts {directory}: {exc.strerror or exc}") from None
 
 
-def _progress(event: dict[str, Any]) -> None:
+def _progress(event: dict[str, object]) -> None:
     """Progress lines on stderr, so stdout stays clean JSON with --json."""
     if event.get("stage") in ("probe", "ceilings", "config"):
         print(event.get("message", ""), file=sys.stderr, flush=True)

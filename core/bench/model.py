@@ -157,7 +157,7 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     recommendations: list[Recommendation] = msgspec.field(default_factory=list)
     id: int | UnsetType = UNSET  # the user database's id once saved
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The sweep JSON (plain data), as printed and saved."""
         data: dict[str, Any] = to_builtins(self)
         return data

@@ -20,7 +20,7 @@ run it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.kb.scope import REF, Records, cited_records, cited_refs
 
@@ -203,11 +203,11 @@ class _Check:
                 self.add(where, "a dead end, but its wizard step claims it fixes (claim_fixes)")
 
 
-def _wizard_claims(entry: Entry) -> dict[str, Any]:
+def _wizard_claims(entry: Entry) -> dict[str, object]:
     """{fix id: claim_fixes} for the wizard's fix steps."""
     if entry.wizard is None:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for step in entry.wizard.steps:
         fix = step.fix if isinstance(step.fix, str) else ""
         if fix and isinstance(step.claim_fixes, bool):

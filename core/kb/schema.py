@@ -175,7 +175,7 @@ class Entry:
         """Whether this entry is the user's own (from a `--kb-extra` pack), not a bundled one."""
         return self.origin == "user"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (tuples become lists; the wizard table as plain data)."""
         data = asdict(self)
         data["wizard"] = msgspec.to_builtins(self.wizard) if self.wizard else None

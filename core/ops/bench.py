@@ -21,7 +21,7 @@ def bench(
     save: bool = True,
 ) -> dict[str, Any]:
     """The `kind` sweep ("lstm" or "conv"); a complete one is saved (its id in `id`)."""
-    payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel, save=False)
+    payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel)
     if save and payload.get("status") == "complete":
         payload["id"] = record_bench(Sweep.from_dict(payload))
     return payload

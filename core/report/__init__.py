@@ -104,7 +104,7 @@ def redact(
     return shared, list(shared.redactions)
 
 
-def unredacted(report: dict[str, Any]) -> Report:
+def unredacted(report: dict[str, object]) -> Report:
     """The report marked as NOT redacted (the renderers then print a loud warning)."""
     return admit(report, redact=False)
 
@@ -154,7 +154,7 @@ def render_marked(
 
 def _revealed(
     report: dict[str, Any], redactions: Sequence[Redaction], ids: Collection[str]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     out = reveal(report, redactions, ids)
     red = dict(out.get("redaction") or {})
     red["revealed"] = sum(1 for r in redactions if r.id in ids)

@@ -115,7 +115,7 @@ def _history(
     bench_ids: Sequence[int] | None,
     latest: bool,
     skipped: list[str],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     from core.bench.model import Sweep
     from core.history import History
     from core.wizard.record import WizardRun
@@ -156,7 +156,7 @@ def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def bench_charts(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def bench_charts(payload: dict[str, object]) -> list[dict[str, object]]:
     """Chart entries (id, title, svg, data) for one benchmark payload, via core.bench.charts."""
     from core.bench.charts import build_charts
     from core.bench.svg import render_svg
@@ -167,7 +167,7 @@ def bench_charts(payload: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def compact_run(run: dict[str, Any]) -> dict[str, Any]:
+def compact_run(run: dict[str, object]) -> dict[str, object]:
     """A run without its full environment copy (the report has one); its key rows stay."""
     out = dict(run)
     env = out.pop("environment", None)

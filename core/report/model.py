@@ -76,7 +76,7 @@ def build_report(
     return admit(report, secrets, redact=redact)
 
 
-def summarize(report: Mapping[str, Any]) -> dict[str, Any]:
+def summarize(report: Mapping[str, Any]) -> dict[str, object]:
     """Status, one headline sentence and the key rows a reader needs before anything else."""
     findings = report.get("findings") or []
     by_sev = Counter(str(f.get("severity", "info")) for f in findings)
@@ -111,7 +111,7 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _top_match(error: Mapping[str, Any] | None) -> dict[str, object] | None:
     if not error or not error.get("matches"):
         return None
     best = max(error["matches"], key=lambda m: float(m.get("confidence", 0)))
@@ -121,7 +121,7 @@ def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return top
 
 
-def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, object] | None:
     if text is None and not matches:
         return None
     body = text or ""
@@ -132,13 +132,13 @@ def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[
     }
 
 
-def _env_findings(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def _env_findings(env: Mapping[str, Any] | None) -> list[dict[str, object]]:
     if not env:
         return []
     return [_plain(f) for f in env.get("findings") or []]
 
 
-def _chart(chart: Mapping[str, Any], index: int) -> dict[str, Any]:
+def _chart(chart: Mapping[str, Any], index: int) -> dict[str, object]:
     c = _plain(chart)
     return {
         "id": str(c.get("id") or f"chart-{index}"),

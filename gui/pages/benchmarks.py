@@ -69,7 +69,7 @@ class BenchmarksPage(Page):
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
-        self.payload: dict[str, Any] | None = None
+        self.payload: dict[str, object] | None = None
         self.task: RunTask | None = None
         self.chart_cards: list[ChartCard] = []
         self._loaded = False

@@ -511,7 +511,7 @@ class WizardPage(Page):
         ran = run is not None and run.get("outcome") != "skipped" and not run.get("cannot_run")
         reason = self.cannot_run or str((run or {}).get("cannot_run") or "")
         if not ran and not reason and run is not None:
-            first: dict[str, Any] = next(iter(run.get("steps") or []), {})
+            first: dict[str, object] = next(iter(run.get("steps") or []), {})
             reason = str(first.get("note") or "it was skipped")
         note = f"not verified on this machine: {reason}" if not ran else ""
         local = wizard_fixes(WizardRun.from_dict(run)) if ran and run else []
@@ -522,7 +522,7 @@ class WizardPage(Page):
         self.answer_card = card
         self.snippet_holder.addWidget(card)
 
-    def _render_results(self, run: dict[str, Any]) -> None:
+    def _render_results(self, run: dict[str, object]) -> None:
         chart = timing_chart(run)
         if chart is None:
             self.chart_note.setText("This run measured no timings (nothing ran to completion).")

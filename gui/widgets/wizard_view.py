@@ -52,7 +52,7 @@ class StepTable(QTableWidget):
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.rows: dict[str, int] = {}
 
-    def set_steps(self, steps: list[dict[str, Any]], colors: Colors) -> None:
+    def set_steps(self, steps: list[dict[str, object]], colors: Colors) -> None:
         """Show planned steps (scenario data) or finished records (run data)."""
         self.setRowCount(0)
         self.rows = {}

@@ -81,12 +81,12 @@ def _guarded(out: dict[str, Any], key: str, fn: Any) -> None:
     LOG.done(key)
 
 
-def _cudnn_versions(torch: Any) -> dict[str, Any]:
+def _cudnn_versions(torch: Any) -> dict[str, object]:
     """What torch was compiled against and what the cuDNN it loaded says (no version check)."""
     cudnn = getattr(torch._C, "_cudnn", None)
     if cudnn is None:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     names = (("cudnn_runtime", "getRuntimeVersion"), ("cudnn_compile", "getCompileVersion"))
     for key, name in names:
         try:
@@ -97,7 +97,7 @@ def _cudnn_versions(torch: Any) -> dict[str, Any]:
     return out
 
 
-def _build_flags(torch: Any, out: dict[str, Any]) -> None:
+def _build_flags(torch: Any, out: dict[str, object]) -> None:
     """Arch list, cuDNN and NCCL versions: none of them initialises CUDA."""
     guarded = {
         "arch_list": lambda: list(torch.cuda.get_arch_list()),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -35,7 +35,7 @@ def _cpu_build() -> str | None:
     return None
 
 
-def _seen() -> dict[str, Any]:
+def _seen() -> dict[str, object]:
     """What this process sees: the variable, and torch's count (without initialising CUDA)."""
     return {
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
