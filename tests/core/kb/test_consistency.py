@@ -21,7 +21,6 @@ RECORDS = Records(resources_dir())
 # pass from the start (docs/kb-format.md, "Evidence and scope").
 PENDING: frozenset[str] = frozenset(
     {
-        "cuda/caching-allocator-nvml-assert",
         "cuda/container-gpu-not-visible",
         "cuda/crash-without-message",
         "cuda/cuda-not-available",
