@@ -30,7 +30,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
         "cuda/no-cuda-gpus-available",
-        "cuda/windows-paging-file-too-small",
         "ext/extension-without-cuda-kernels",
         "nccl/invalid-usage",
         "triton/cannot-find-libcuda",
