@@ -25,7 +25,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/crash-without-message",
         "cuda/cuda-not-available",
         "cuda/device-busy-or-unavailable",
-        "cuda/gpu-fell-off-bus",
         "cuda/illegal-memory-access",
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
