@@ -21,10 +21,8 @@ RECORDS = Records(resources_dir())
 # pass from the start (docs/kb-format.md, "Evidence and scope").
 PENDING: frozenset[str] = frozenset(
     {
-        "cuda/container-gpu-not-visible",
         "cuda/crash-without-message",
         "cuda/cuda-not-available",
-        "cuda/device-busy-or-unavailable",
         "cuda/illegal-memory-access",
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
