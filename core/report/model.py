@@ -49,7 +49,7 @@ def build_report(
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "kind": REPORT_KIND,
         "generated_at": when.isoformat(timespec="seconds"),
