@@ -21,15 +21,12 @@ RECORDS = Records(resources_dir())
 # pass from the start (docs/kb-format.md, "Evidence and scope").
 PENDING: frozenset[str] = frozenset(
     {
-        "cuda/caching-allocator-nvml-assert",
         "cuda/crash-without-message",
         "cuda/cuda-not-available",
-        "cuda/gpu-fell-off-bus",
         "cuda/illegal-memory-access",
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
         "cuda/no-cuda-gpus-available",
-        "cuda/windows-paging-file-too-small",
         "ext/extension-without-cuda-kernels",
         "nccl/invalid-usage",
         "triton/cannot-find-libcuda",
