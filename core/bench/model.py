@@ -109,7 +109,7 @@ class Device(Model, frozen=True, kw_only=True):
     bf16: bool = False
 
 
-class Environment(Model, frozen=True, kw_only=True):
+class Environment(Model, frozen=True, kw_only=True, omit_defaults=True):
     """What the numbers were measured on (the harness's probe; GPU fields stay None on a CPU)."""
 
     python: str | None = None
