@@ -6,7 +6,7 @@ top-level `answer` object with these keys; `to_dict()` is that JSON form.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -56,7 +56,7 @@ class _Model(Model, frozen=True, kw_only=True):
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data."""
-        data: dict[str, Any] = msgspec.to_builtins(self)
+        data: dict[str, object] = msgspec.to_builtins(self)
         return data
 
 

@@ -159,7 +159,7 @@ class Sweep(Versioned, frozen=True, kw_only=True):
 
     def to_dict(self) -> dict[str, object]:
         """The sweep JSON (plain data), as printed and saved."""
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, object] = to_builtins(self)
         return data
 
     @classmethod

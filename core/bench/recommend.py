@@ -343,7 +343,7 @@ def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
     return recs
 
 
-def recommend(payload: dict[str, Any]) -> list[Recommendation]:
+def recommend(payload: dict[str, object]) -> list[Recommendation]:
     """Recommendations for a sweep payload, each citing its measured numbers."""
     where = environment_line(payload)
     if payload.get("kind") == "conv":

@@ -90,7 +90,7 @@ def _ceilings(value: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _new_payload(kind: str, quick: bool, probe: dict[str, Any], plan: Plan) -> dict[str, Any]:
+def _new_payload(kind: str, quick: bool, probe: dict[str, object], plan: Plan) -> dict[str, object]:
     """The payload skeleton (JSON contract: device, ceilings, results; never rename fields)."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -162,7 +162,7 @@ def run_sweep(
     *,
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Run the `kind` sweep ("lstm" or "conv") in a worker of the target interpreter.
 
     Returns the JSON payload (`device`, `environment`, `ceilings`, `results`, `skipped`,

@@ -40,7 +40,7 @@ class Plan:
     configs: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, group: str, params: dict[str, Any], reason: str | None = None) -> None:
+    def add(self, group: str, params: dict[str, object], reason: str | None = None) -> None:
         """Add `params` to `group`, merging with an identical configuration already planned."""
         name = config_name(self.kind, params)
         for entry in [*self.configs, *self.skipped]:

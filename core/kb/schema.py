@@ -317,7 +317,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None, user: bool = F
 
 def _wizard(
     check: _Checker,
-    data: dict[str, Any],
+    data: dict[str, object],
     fixes: tuple[Fix, ...],
     workarounds: tuple[Workaround, ...],
     dead_ends: tuple[Workaround, ...],

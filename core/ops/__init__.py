@@ -14,6 +14,7 @@ needed, running children through the packages below), saves its result through `
     bench(kind)                     -> sweep payload        core/ops/bench.py      (bench)
     build(...)                      -> report model         core/ops/report.py     (report)
     fleet(...) / open_section(path) -> FleetRun / section   core/ops/fleet.py      (fleet)
+    nccl(NcclRequest)               -> NcclReport           core/ops/nccl.py       (nccl)
 
 Modules are imported by name (`from core.ops.diagnose import diagnose`) so a command pays only
 for its own operation.

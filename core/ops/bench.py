@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from core.bench import run_sweep
 from core.bench.model import Sweep
@@ -19,7 +18,7 @@ def bench(
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The `kind` sweep ("lstm" or "conv"); a complete one is saved (its id in `id`)."""
     payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel)
     if save and payload.get("status") == "complete":

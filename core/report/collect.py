@@ -19,7 +19,7 @@ def collect(
     *,
     python: str | None = None,
     deep: bool = False,
-    environment: dict[str, Any] | None = None,
+    environment: dict[str, object] | None = None,
     error_text: str | None = None,
     run_ids: Sequence[int] | None = None,
     bench_ids: Sequence[int] | None = None,
@@ -78,7 +78,7 @@ def _try_log(tries: Sequence[dict[str, Any]]) -> str:
 
 def _match(
     text: str, kb_extra: Sequence[str], environment: dict[str, Any]
-) -> tuple[dict[str, Any], Any]:
+) -> tuple[dict[str, object], Any]:
     """The KB's matches for a pasted error and the answer (with this machine's runs)."""
     from core.answer import answer_for
     from core.kb import match, open_kb
@@ -97,7 +97,7 @@ def _match(
         return found, answer_for(text, found, kb, machine=machine)
 
 
-def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, Any]]:
+def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, object]]:
     """The chosen `try` runs from the user database."""
     if not ids:
         return []

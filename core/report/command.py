@@ -176,7 +176,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, object], list[Any]]:
 
     fleet = getattr(args, "fleet", None)
     if args.source:
-        report: dict[str, Any] = dict(load_report(args.source))
+        report: dict[str, object] = dict(load_report(args.source))
         if fleet:
             from core.fleet.section import section_from_file
             from core.models import to_builtins

@@ -12,7 +12,7 @@ from core.report import text as tx
 from core.report.answertext import appendix_parts
 from core.report.html_page1 import answer_html, machines_html
 from core.report.htmlkit import CSS, QT_CSS, inline_svg, marks_to_html
-from core.report.model import worst_first
+from core.report.model import shown_findings
 
 ChartHtml = Callable[[Mapping[str, Any]], str]
 
@@ -157,11 +157,7 @@ class _Html:
     def findings(
         self, report: Mapping[str, Any], only_problems: bool = False, only_info: bool = False
     ) -> str:
-        findings = worst_first(report.get("findings") or [])
-        if only_problems:
-            findings = [f for f in findings if f.get("severity") in ("error", "warning")]
-        if only_info:
-            findings = [f for f in findings if f.get("severity") not in ("error", "warning")]
+        findings = shown_findings(report, only_problems, only_info)
         if not findings:
             return ""
         items = []

@@ -17,7 +17,7 @@ from core.report.mdkit import details as _details
 from core.report.mdkit import inline as _inline
 from core.report.mdkit import table as _table
 from core.report.mdkit import trim as _trim
-from core.report.model import worst_first
+from core.report.model import shown_findings
 
 # GitHub rejects issue and comment bodies over 65,536 characters; stay clearly below.
 MD_LIMIT = 65_000
@@ -142,11 +142,7 @@ def _log(report: Mapping[str, Any], add: Any) -> None:
 def _findings(
     report: Mapping[str, Any], add: Any, only_problems: bool = False, only_info: bool = False
 ) -> None:
-    findings = worst_first(report.get("findings") or [])
-    if only_problems:
-        findings = [f for f in findings if f.get("severity") in ("error", "warning")]
-    if only_info:
-        findings = [f for f in findings if f.get("severity") not in ("error", "warning")]
+    findings = shown_findings(report, only_problems, only_info)
     if not findings:
         return
     title = "Findings on this machine" if report.get("origin") else "Findings"

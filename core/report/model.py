@@ -49,7 +49,7 @@ def build_report(
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "kind": REPORT_KIND,
         "generated_at": when.isoformat(timespec="seconds"),
@@ -168,3 +168,16 @@ def worst_first(findings: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]
     """Findings ordered error, warning, info (stable within a severity)."""
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(findings, key=lambda f: rank.get(str(f.get("severity")), len(rank)))
+
+
+def shown_findings(
+    report: Mapping[str, Any], only_problems: bool = False, only_info: bool = False
+) -> list[Mapping[str, Any]]:
+    """The report's findings worst first, for a renderer: only errors and warnings, or only the
+    rest, when asked."""
+    findings = worst_first(report.get("findings") or [])
+    if only_problems:
+        return [f for f in findings if f.get("severity") in ("error", "warning")]
+    if only_info:
+        return [f for f in findings if f.get("severity") not in ("error", "warning")]
+    return findings

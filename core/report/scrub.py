@@ -270,7 +270,7 @@ def reveal(
 
 def mark(
     report: Mapping[str, Any], redactions: Iterable[Redaction], reveal: Collection[str] = ()
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A copy with each redaction wrapped in preview markers; ids in `reveal` show the original."""
 
     def wrap(r: Redaction) -> str:

@@ -116,7 +116,7 @@ class FixRun(Draft, kw_only=True):
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data."""
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, object] = to_builtins(self)
         return data
 
 
@@ -172,7 +172,7 @@ class TryResult(Draft, kw_only=True):
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data (the `--json` output and the stored form)."""
-        data: dict[str, Any] = to_builtins(self.settled())
+        data: dict[str, object] = to_builtins(self.settled())
         return data
 
 

@@ -168,7 +168,7 @@ class WizardRun(Versioned, frozen=True, kw_only=True):
 
     def to_dict(self) -> dict[str, object]:
         """The run JSON (plain data), as saved and printed."""
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, object] = to_builtins(self)
         return data
 
     @classmethod

@@ -184,7 +184,7 @@ class BenchmarksPage(Page):
             self.run_progress.setRange(0, int(event["total"]))
             self.run_progress.setValue(int(event.get("index", 0)))
 
-    def _on_finished(self, payload: dict[str, Any]) -> None:
+    def _on_finished(self, payload: dict[str, object]) -> None:
         self._run_ended()
         if payload.get("status") == "cancelled":
             self.message.setText("Cancelled; nothing was saved.")

@@ -283,11 +283,11 @@ def _matmul_size(device: torch.device, dtype_name: str, quick: bool) -> int:
 
 
 def time_config(
-    build: Callable[[dict[str, Any], torch.device, torch.dtype], tuple[Any, Sequence[Any]]],
+    build: Callable[[dict[str, object], torch.device, torch.dtype], tuple[Any, Sequence[Any]]],
     params: dict[str, Any],
     device: torch.device,
     dtype: torch.dtype,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Build one sweep configuration and time it with its repeat budget; a configuration torch
     cannot run comes back skipped (the sweep files' run_config)."""
     try:

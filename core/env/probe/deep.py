@@ -148,7 +148,7 @@ def _devices_and_peers(torch: Any, count: int) -> dict[str, Any]:
     """Every GPU's checks in threads while this thread reads peer access (2+ GPUs)."""
     import threading
 
-    box: dict[str, Any] = {}
+    box: dict[str, object] = {}
     worker = threading.Thread(
         target=lambda: box.update(devices=GPU.all_devices(torch, count, LOG)), name="gpus"
     )

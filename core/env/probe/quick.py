@@ -357,7 +357,7 @@ def _file_version(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def library_folders(torch: dict[str, Any]) -> list[tuple[str, str]]:
+def library_folders(torch: dict[str, object]) -> list[tuple[str, str]]:
     """(folder, how it is searched) for every folder a CUDA-stack library can come from:
     LD_LIBRARY_PATH first (it outranks everything but LD_PRELOAD), then the cuDNN places."""
     out: list[tuple[str, str]] = []
@@ -564,7 +564,7 @@ def _sibling(name: str) -> Any:
     return module
 
 
-def _nvml() -> dict[str, Any]:
+def _nvml() -> dict[str, object]:
     """The NVML section; with --links also each GPU's NVLinks, ECC, throttling and P2P."""
     return _sibling("nvml").probe_nvml(links="--links" in sys.argv[1:])
 

@@ -113,7 +113,7 @@ def run_program(
     faulthandler: bool = False,
     prefix: list[str] | None = None,
     timeout_s: float = 120.0,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Run the program in a child (optionally under a tool given as `prefix`)."""
     argv = [*(prefix or []), sys.executable, os.path.abspath(__file__)]
     argv += ["--program", json.dumps(config)]

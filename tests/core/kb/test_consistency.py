@@ -21,23 +21,12 @@ RECORDS = Records(resources_dir())
 # pass from the start (docs/kb-format.md, "Evidence and scope").
 PENDING: frozenset[str] = frozenset(
     {
-        "cuda/caching-allocator-nvml-assert",
-        "cuda/container-gpu-not-visible",
         "cuda/crash-without-message",
-        "cuda/cuda-error-invalid-argument",
         "cuda/cuda-not-available",
-        "cuda/device-busy-or-unavailable",
-        "cuda/driver-library-mismatch",
-        "cuda/gpu-fell-off-bus",
         "cuda/illegal-memory-access",
-        "cuda/invalid-configuration-argument",
         "cuda/invalid-device-function",
         "cuda/mixed-precision-requires-gpu",
         "cuda/no-cuda-gpus-available",
-        "cuda/no-kernel-image",
-        "cuda/no-nvidia-driver",
-        "cuda/unknown-error-at-init",
-        "cuda/windows-paging-file-too-small",
         "ext/extension-without-cuda-kernels",
         "nccl/invalid-usage",
         "triton/cannot-find-libcuda",

@@ -1,9 +1,10 @@
 """Other frameworks' logs get no confident PyTorch entry, and the matcher names the framework.
 
 tests/data/matcher_nearmiss holds real logs from public threads of TensorFlow, JAX, MXNet,
-PaddlePaddle, ONNX Runtime, CTranslate2, Lua Torch, Julia's CUDA.jl, dlib and PyTorch's ROCm
-build, carrying the same status words as PyTorch's CUDA errors; the dev and held-out sets hold
-three more (CNTK, Lua Torch, ONNX Runtime). The whole real corpus is counted here too.
+PaddlePaddle, ONNX Runtime, CTranslate2, Lua Torch, Julia's CUDA.jl, dlib, Flashlight, Caffe
+and PyTorch's ROCm build, carrying the same status words as PyTorch's CUDA errors; the dev and
+held-out sets hold three more (CNTK, Lua Torch, ONNX Runtime). The whole real corpus is counted
+here too.
 """
 
 from __future__ import annotations
