@@ -188,8 +188,10 @@ def run_sweep(
         payload = _new_payload(kind, quick, probe, plan)
         payload["status"] = _measure(session, payload, plan, quick)
     payload["duration_s"] = round(time.monotonic() - started, 2)
+    from core.bench.model import Sweep
     from core.bench.recommend import recommend
 
-    payload["recommendations"] = to_builtins(recommend(payload))
+    sweep = Sweep.from_dict(payload, name=f"the {kind} sweep")
+    payload["recommendations"] = to_builtins(recommend(sweep))
     session.event(stage="done", message=f"{kind} sweep {payload['status']}")
     return payload

@@ -168,3 +168,16 @@ def worst_first(findings: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]
     """Findings ordered error, warning, info (stable within a severity)."""
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(findings, key=lambda f: rank.get(str(f.get("severity")), len(rank)))
+
+
+def shown_findings(
+    report: Mapping[str, Any], only_problems: bool = False, only_info: bool = False
+) -> list[Mapping[str, Any]]:
+    """The report's findings worst first, for a renderer: only errors and warnings, or only the
+    rest, when asked."""
+    findings = worst_first(report.get("findings") or [])
+    if only_problems:
+        return [f for f in findings if f.get("severity") in ("error", "warning")]
+    if only_info:
+        return [f for f in findings if f.get("severity") not in ("error", "warning")]
+    return findings

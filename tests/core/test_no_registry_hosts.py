@@ -61,7 +61,12 @@ def offending_lines(text: str) -> list[tuple[int, str]]:
 
 def _tracked_files() -> list[Path]:
     out = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=60
+        # safe.directory: a CI checkout owned by another user than the one running the tests
+        ["git", "-c", "safe.directory=*", "ls-files", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
     ).stdout
     return [ROOT / name for name in out.decode().split("\0") if name]
 

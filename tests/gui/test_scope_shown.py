@@ -1,5 +1,6 @@
 """Issue 21: the app's answer card shows the stack and date each verdict rests on, and where the
-user's stack differs (real widgets, offscreen)."""
+user's stack differs, and names another framework instead of a PyTorch fix (real widgets,
+offscreen)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,20 @@ def test_the_answer_card_names_the_stack_and_the_difference(qtbot) -> None:
     assert MEASURED in card.fix_sure.text()
     assert "your cuDNN 8.3.2 is another major version than cuDNN 9.19.0" in card.fix_sure.text()
     assert all(MEASURED in item.toolTip() or "reported on" in item.toolTip() for item in card.also)
+
+
+def test_another_frameworks_log_gets_no_pytorch_answer_in_the_card(qtbot) -> None:
+    """A JAX log (jax-ml/jax#16078): the card names JAX and the status's general meaning, and
+    offers no PyTorch fix."""
+    near = LOG.parents[1] / "matcher_nearmiss" / "cases" / "jax-16078.txt"
+    text = near.read_text(encoding="utf-8")
+    with open_kb() as kb:
+        report = match(text, kb)
+        answer = answer_for(text, report.to_dict(), kb, use_history=False)
+    card = AnswerCard(answer, LIGHT)
+    qtbot.addWidget(card)
+    assert answer.entry is None and not answer.fixes
+    title = card.title.text().replace("\u200b", "")  # soft_wrap's break points
+    assert title == "<b>A JAX log: no PyTorch entry applies</b>"
+    assert card.cause.text().startswith("This log is from JAX, not PyTorch")
+    assert "CUDNN_STATUS_INTERNAL_ERROR means in general" in card.cause.text()

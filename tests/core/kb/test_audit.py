@@ -4,32 +4,22 @@ itself catching each kind of bad record; scripts/kb_audit.py runs as a child pro
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from core.kb.loader import load_entries
 from tests.core.kb.test_consistency import PENDING
+from tests.loadfile import load_module
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "kb_audit.py"
 EVIDENCE = sorted((ROOT / "resources" / "evidence").glob("*.json"))
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kb_audit_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kb_audit_script"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-AUDIT = _script()
+AUDIT = load_module("kb_audit_script", SCRIPT)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

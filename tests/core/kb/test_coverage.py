@@ -4,17 +4,15 @@ share of real GPU error reports answered right drops below the recorded figures.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from core.kb import KnowledgeBase, open_kb
+from tests.loadfile import load_module
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "tests" / "data" / "coverage"
@@ -26,16 +24,7 @@ ID = re.compile(r"^(cuda|nccl|ext|triton)/[a-z0-9]+(-[a-z0-9]+)*$")
 SOURCE = re.compile(r"^([\w.-]+/[\w.-]+)#(\d+)$")
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("coverage_script", ROOT / "scripts/coverage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["coverage_script"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-COV = _script()
+COV = load_module("coverage_script", ROOT / "scripts/coverage.py")
 
 
 @pytest.fixture(scope="module")

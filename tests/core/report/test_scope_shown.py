@@ -1,5 +1,6 @@
-"""Issue 21: a report shows each verdict's stack and date, and says where the user's stack
-differs in a way that matters (another cuDNN or CUDA major, an older torch)."""
+"""Issue 21: a report shows each verdict's stack and date, says where the user's stack
+differs in a way that matters (another cuDNN or CUDA major, an older torch), and reports another
+framework's log as that framework's."""
 
 from __future__ import annotations
 
@@ -40,3 +41,19 @@ def test_a_log_on_the_measured_stack_is_not_told_it_differs(live_env: dict[str, 
     assert MEASURED in text
     assert "your cuDNN" not in text and "is older than torch 2.11" not in text
     assert "your CUDA 13.0 is another major version than CUDA 10.0" in text  # the 2019 thread
+
+
+def test_another_frameworks_log_is_reported_as_that_framework(live_env: dict[str, Any]) -> None:
+    """A JAX log's report leads with the framework, not with a PyTorch entry's fix."""
+    near = DATA.parent / "matcher_nearmiss" / "cases" / "jax-16078.txt"
+    report = _report(live_env, near.read_text(encoding="utf-8"))
+    for kind in ("md", "html"):
+        text = render(report, kind)
+        assert "This log is from JAX, not PyTorch" in text, kind
+        assert "CUDNN_STATUS_INTERNAL_ERROR means in general" in text, kind
+        assert MEASURED not in text, kind
+        assert "None" not in text.split("This log is from JAX")[0], kind  # no entry id
+    md = render(report, "md")
+    assert "❌ **A JAX log: no PyTorch entry applies**\n" in md
+    assert md.index("### The answer") < md.index("### Where the error came from")
+    assert "Best match for the pasted error" not in md
