@@ -395,6 +395,37 @@ class NvmlJSON(TypedDict, total=False):
     links: Links
 
 
+class QuickTorch(TypedDict, total=False):
+    """torch as the quick probe finds it on disk, without importing it (quick.torch_info)."""
+
+    found: bool
+    location: str | None
+    version: str | None  # torch/version.py's fields
+    git_version: str | None
+    cuda: str | None
+    hip: str | None
+    debug: bool | str | None
+    dist_info: str
+    dist_version: str | None
+    declared: dict[str, str]  # the wheel's Requires-Dist pins (nvidia-* -> version)
+    bundled_libs: list[str]
+
+
+class CudnnCopyJSON(TypedDict, total=False):
+    """One cuDNN copy on disk (quick.cudnn_copies), its version read by a separate child."""
+
+    directory: str
+    major: int | None
+    library: str | None
+    version: str | None
+    version_error: str | None
+    header_version: str | None
+    file_versions: list[str]
+    files: list[str]
+    sources: list[str]
+    aliases: list[str]
+
+
 class QuickJSON(TypedDict, total=False):
     """Everything the quick probe prints."""
 
@@ -405,8 +436,8 @@ class QuickJSON(TypedDict, total=False):
     python: PythonInfo
     platform: PlatformInfo
     env: dict[str, str]
-    torch: dict[str, Any]
-    cudnn_copies: list[dict[str, Any]]
+    torch: QuickTorch
+    cudnn_copies: list[CudnnCopyJSON]
     libraries: Libraries
     nvml: NvmlJSON
     toolkits: Toolkits
