@@ -7,8 +7,8 @@ Prints, for all reports, the dev part and the held-out part, overall and per pro
 share with a KB entry, the share answered right, the share of uncovered ones answered honestly
 (no confident match), the confident wrong answers; then the most frequent families still
 uncovered, each with what covering it needs (tests/data/coverage/families.toml).
---cases lists each dev report's outcome (held-out reports are only counted, never listed, unless
---show-held-out is given: they are not looked at while entries or the matcher change).
+--cases lists each dev report's outcome; --show-held-out lists the held-out ones too (they were
+only counted until the fresh sample was measured; since then the held-out part is unsealed).
 --record writes the counts to <sample>/figures.toml, the floor that
 tests/core/kb/test_coverage.py enforces.
 --sample picks the sample: tests/data/coverage (the first one, default) or
@@ -68,7 +68,7 @@ class Outcome:
 
     case: Case
     covered: bool  # the label is an entry the KB holds
-    top: str  # the top confident match, "" for none
+    top: str  # what the answer names: a masked error's root cause, else the top confident match
     confidence: float  # of the top match (confident or not), 0.0 for none
 
     @property
@@ -147,7 +147,7 @@ def load_needs(root: Path = SAMPLE) -> dict[str, str]:
 
 
 def judge(cases: Iterable[Case], kb: object, root: Path = SAMPLE) -> list[Outcome]:
-    """Match every report's file against `kb` (top 3) and judge the top confident answer."""
+    """Match every report's file against `kb` (top 3) and judge the entry the answer names."""
     from core.kb import KnowledgeBase, match
 
     assert isinstance(kb, KnowledgeBase)
@@ -158,7 +158,10 @@ def judge(cases: Iterable[Case], kb: object, root: Path = SAMPLE) -> list[Outcom
         confident = [m for m in report.matches if m.confident]
         best = report.matches[0].confidence if report.matches else 0.0
         top = confident[0].id if confident else ""
-        outcomes.append(Outcome(case, case.expected in known, top, best))
+        # the entry the answer names: the root cause of a masked error, else the top confident
+        # match (core.answer.build.lead_match), so the figures measure what the user is told
+        named = report.root_cause.id if report.root_cause else top
+        outcomes.append(Outcome(case, case.expected in known, named, best))
     return outcomes
 
 
