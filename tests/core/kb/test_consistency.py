@@ -43,7 +43,6 @@ PENDING: frozenset[str] = frozenset(
         "cuda/illegal-memory-access",
         "cuda/invalid-configuration-argument",
         "cuda/launch-timed-out",
-        "cuda/mixed-precision-requires-gpu",
         "cuda/no-cuda-gpus-available",
         "cuda/no-kernel-image",
         "cuda/no-nvidia-driver",
