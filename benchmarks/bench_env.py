@@ -1,8 +1,13 @@
 """Time `cuda-clinic env` (quick, deep) against `python -m torch.utils.collect_env`.
 
-Same interpreter, same run, commands interleaved round by round; prints the median, min and
-max wall time of each and its ratio to collect_env. Usage:
-    python benchmarks/bench_env.py [--repeats N] [--python PATH] [--json OUT]
+Same interpreter, same run, commands interleaved round by round (the order reversed every other
+round, so a load that rises or falls during a round weighs on all alike); prints the median, min
+and max wall time of each, its ratio to collect_env and the load average around the rounds.
+
+The warm-up run of each command writes its bytecode (.pyc) as an installed app and torch have
+theirs: an inherited PYTHONDONTWRITEBYTECODE is dropped for the timed processes, or in a fresh
+checkout every run would compile every module of ours from source and time the compiler. Usage:
+    python benchmarks/bench_env.py [--repeats N] [--python PATH] [--only NAME ...] [--json OUT]
 """
 
 from __future__ import annotations
@@ -45,9 +50,18 @@ def cpu_model() -> str:
     return line.split(":", 1)[-1].strip() or platform.machine()
 
 
+def load_average() -> float:
+    """The 1-minute load average (0.0 where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
 def time_once(cmd: list[str]) -> tuple[float, int]:
     """Wall time of one run (output discarded) and its exit status."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, check=False)
@@ -59,22 +73,42 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="time only these rows (collect_env is always timed), e.g. --only 'env (quick)'",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON")
     args = parser.parse_args()
     cmds = commands(args.python)
+    if args.only:
+        unknown = sorted(set(args.only) - set(cmds))
+        if unknown:
+            parser.error(f"unknown row(s) {unknown}; rows: {sorted(cmds)}")
+        cmds = {
+            name: cmd for name, cmd in cmds.items() if name == "collect_env" or name in args.only
+        }
     times: dict[str, list[float]] = {name: [] for name in cmds}
     codes: dict[str, set[int]] = {name: set() for name in cmds}
     for cmd in cmds.values():  # one untimed warm-up each: page cache, .pyc files
         time_once(cmd)
-    for _ in range(args.repeats):
-        for name, cmd in cmds.items():
+    loads = [load_average()]
+    order = list(cmds.items())
+    for round_no in range(args.repeats):
+        for name, cmd in order if round_no % 2 == 0 else reversed(order):
             seconds, code = time_once(cmd)
             times[name].append(seconds)
             codes[name].add(code)
+        loads.append(load_average())
     base = statistics.median(times["collect_env"])
     print(f"machine: {cpu_model()} x{os.cpu_count()}, {platform.platform()}")
     print(f"python:  {args.python} ({platform.python_version()})")
-    print(f"repeats: {args.repeats} (interleaved, after one warm-up run each)\n")
+    print(f"load:    1-min load average {min(loads):.2f}-{max(loads):.2f} around the rounds")
+    print(
+        f"repeats: {args.repeats} (interleaved, order reversed every other round, after one "
+        "warm-up run each)\n"
+    )
     print(f"| {'command':<18} | median s | min s | max s | / collect_env | exit |")
     print(f"|{'-' * 20}|---------:|------:|------:|--------------:|-----:|")
     rows = []
@@ -98,7 +132,12 @@ def main() -> int:
             }
         )
     if args.json:
-        Path(args.json).write_text(json.dumps({"python": args.python, "rows": rows}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {"python": args.python, "load": loads, "rows": rows},
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 from sqlite_utils import Database
@@ -217,25 +217,12 @@ class History:
     def runs(self, scenario: str | None = None, limit: int = 50) -> list[RunRow]:
         """Summaries of the newest wizard runs (optionally of one scenario), newest first."""
         sql = "SELECT id, created, scenario, python, outcome, verdict FROM wizard_runs"
-        params: list[str | int] = []
-        if scenario:
-            sql += " WHERE scenario = ?"
-            params.append(scenario)
-        sql += " ORDER BY id DESC LIMIT ?"
-        params.append(limit)
-        with self._sql():
-            rows = list(self.db.query(sql, params))
-        return [convert(r, RunRow, name=f"wizard run {r['id']}", what="run row") for r in rows]
+        return self._listing(sql, ("scenario", scenario), limit, RunRow, "wizard run")
 
     def get_run(self, run_id: int, model: type[M]) -> M:
         """The stored wizard run as `model` (core.wizard.record.WizardRun), with its id
         (HistoryError if there is none, HistoryRowError if it does not load)."""
-        with self._sql():
-            row = self._conn.execute(
-                "SELECT run FROM wizard_runs WHERE id = ?", (run_id,)
-            ).fetchone()
-        if row is None:
-            raise HistoryError(f"no wizard run with id {run_id}")
+        row = self._by_id("SELECT run FROM wizard_runs WHERE id = ?", run_id, "wizard run")
         return _load(row[0], model, run_id, "wizard run")
 
     def latest_run(self, model: type[M]) -> M | None:
@@ -247,25 +234,28 @@ class History:
     def bench_runs(self, kind: str | None = None, limit: int = 50) -> list[BenchRow]:
         """Summaries (id, created, kind) of the newest benchmark runs, newest first."""
         sql = "SELECT id, created, kind FROM bench_runs"
+        return self._listing(sql, ("kind", kind), limit, BenchRow, "benchmark run")
+
+    def _listing(
+        self, sql: str, where: tuple[str, str | None], limit: int, row: type[M], name: str
+    ) -> list[M]:
+        """The newest rows `sql` selects (those whose column `where[0]` equals `where[1]`, when
+        given), newest first, each read as `row` (a bad one is named "`name` ID")."""
         params: list[str | int] = []
-        if kind:
-            sql += " WHERE kind = ?"
-            params.append(kind)
+        if where[1]:
+            sql += f" WHERE {where[0]} = ?"
+            params.append(where[1])
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
         with self._sql():
             rows = list(self.db.query(sql, params))
-        return [convert(r, BenchRow, name=f"benchmark run {r['id']}", what="run row") for r in rows]
+        return [convert(r, row, name=f"{name} {r['id']}", what="run row") for r in rows]
 
     def get_bench(self, bench_id: int, model: type[M]) -> StoredBench[M]:
         """The stored benchmark sweep as `model` (core.bench.model.Sweep, with its id), and the
         columns it is listed by."""
-        with self._sql():
-            row = self._conn.execute(
-                "SELECT created, kind, payload FROM bench_runs WHERE id = ?", (bench_id,)
-            ).fetchone()
-        if row is None:
-            raise HistoryError(f"no benchmark run with id {bench_id}")
+        sql = "SELECT created, kind, payload FROM bench_runs WHERE id = ?"
+        row = self._by_id(sql, bench_id, "benchmark run")
         payload = _load(row[2], model, bench_id, "benchmark run")
         return StoredBench(id=bench_id, created=row[0], kind=row[1], payload=payload)
 
@@ -292,11 +282,16 @@ class History:
 
     def get_try(self, run_id: int, model: type[M]) -> M:
         """The stored `try` run as `model` (core.tryrun.model.TryResult), with its id."""
-        with self._sql():
-            row = self._conn.execute("SELECT run FROM try_runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
-            raise HistoryError(f"no try run with id {run_id}")
+        row = self._by_id("SELECT run FROM try_runs WHERE id = ?", run_id, "try run")
         return _load(row[0], model, run_id, "try run")
+
+    def _by_id(self, sql: str, run_id: int, name: str) -> tuple[Any, ...]:
+        """The row `sql` selects for `run_id` (HistoryError "no `name` with id N" if none)."""
+        with self._sql():
+            row: tuple[Any, ...] | None = self._conn.execute(sql, (run_id,)).fetchone()
+        if row is None:
+            raise HistoryError(f"no {name} with id {run_id}")
+        return row
 
     def readable(self, load: Callable[[int], R], ids: Sequence[int]) -> list[R]:
         """`load(id)` for each id; a run that does not load is skipped with a warning."""

@@ -30,7 +30,7 @@ from core.boundedio import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, check_json_dept
 from core.errors import InputError
 
 T = TypeVar("T")
-Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
+Upgrade = Callable[[dict[str, object]], dict[str, object]]
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

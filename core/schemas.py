@@ -45,6 +45,11 @@ register(
     "A benchmark sweep: `cuda-clinic bench lstm|conv --json`, `bench history ID --json`",
 )
 register(
+    "bench-compare",
+    "core.bench.model:Comparison",
+    "Two saved benchmark sweeps compared: `cuda-clinic bench compare A B --json`",
+)
+register(
     "wizard-run",
     "core.wizard.record:WizardRun",
     "A wizard run: `cuda-clinic wizard run ID --json`, `wizard history ID --json`",
@@ -58,7 +63,7 @@ def model_of(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def generate(name: str) -> dict[str, Any]:
+def generate(name: str) -> dict[str, object]:
     """The JSON Schema (2020-12) of schema `name`, as msgspec derives it from the model."""
     _target, title = SCHEMAS[name]
     body = msgspec.json.schema(model_of(name))

@@ -51,6 +51,11 @@ def lead_match(matches: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return confident[0] if confident else None
 
 
+# The traceback, its frames and the lines that name the cause are at the end of a log: the
+# answer reads its last MiB (as `report --error` keeps), not the 64 MB `match` keeps.
+ANSWER_TAIL_CHARS = 1 << 20
+
+
 def build_answer(
     text: str,
     matches: Mapping[str, Any],
@@ -69,6 +74,7 @@ def build_answer(
     `command` the user's command (try); `local` the fixes a run just judged; `history` adds
     the try and wizard runs saved on this machine; `machine` says what this machine can test.
     """
+    text = text[-ANSWER_TAIL_CHARS:]
     where = _where(frame or pasted_frame(text))
     lead = lead_match(matches)
     framework = matches.get("framework")

@@ -65,7 +65,7 @@ class Found:
     text: str
     cause_id: str = ""
     prefer: str = ""  # a KB fix id or workaround title to lead with (from `derive`)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def fill(self, template: str) -> str:
         """`template` with {values}; a [part] with an empty value in it is dropped."""

@@ -6,7 +6,7 @@ top-level `answer` object with these keys; `to_dict()` is that JSON form.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -54,9 +54,9 @@ ChangeKind = Literal["code", "env", "command", "switch", "text"]
 class _Model(Model, frozen=True, kw_only=True):
     """Base: the project's frozen model, plus its JSON-ready dict."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data."""
-        data: dict[str, Any] = msgspec.to_builtins(self)
+        data: dict[str, object] = msgspec.to_builtins(self)
         return data
 
 
@@ -147,6 +147,6 @@ class Answer(_Model, frozen=True, kw_only=True):
         return self.fixes[0] if self.fixes else None
 
 
-def answer_from_dict(data: dict[str, Any]) -> Answer:
+def answer_from_dict(data: dict[str, object]) -> Answer:
     """An Answer back from its JSON form (a saved report, a stored try run)."""
     return msgspec.convert(data, Answer)

@@ -21,7 +21,7 @@ PROBE_TIMEOUT_S = 180.0
 CEILINGS_TIMEOUT_S = 120.0
 CONFIG_TIMEOUT_S = 120.0
 
-EventCallback = Callable[[dict[str, Any]], None]
+EventCallback = Callable[[dict[str, object]], None]
 
 
 class BenchError(ClinicError):
@@ -53,10 +53,12 @@ class _Session:
         if self.on_event is not None:
             self.on_event(event)
 
-    def call(self, step: str, function: str, params: dict[str, Any], timeout: float) -> StepResult:
+    def call(
+        self, step: str, function: str, params: dict[str, object], timeout: float
+    ) -> StepResult:
         """Run one step function in the worker, forwarding its events."""
 
-        def forward(event: dict[str, Any]) -> None:
+        def forward(event: dict[str, object]) -> None:
             self.event(stage="step", step=step, **event)
 
         return self.worker.run(
@@ -64,7 +66,7 @@ class _Session:
         )
 
     def required(
-        self, step: str, function: str, params: dict[str, Any], timeout: float
+        self, step: str, function: str, params: dict[str, object], timeout: float
     ) -> dict[str, Any] | None:
         """A step the sweep cannot do without: its value, None if cancelled, else BenchError."""
         result = self.call(step, function, params, timeout)
@@ -88,7 +90,7 @@ def _ceilings(value: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _new_payload(kind: str, quick: bool, probe: dict[str, Any], plan: Plan) -> dict[str, Any]:
+def _new_payload(kind: str, quick: bool, probe: dict[str, object], plan: Plan) -> dict[str, object]:
     """The payload skeleton (JSON contract: device, ceilings, results; never rename fields)."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -160,14 +162,13 @@ def run_sweep(
     *,
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
-    save: bool = True,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Run the `kind` sweep ("lstm" or "conv") in a worker of the target interpreter.
 
     Returns the JSON payload (`device`, `environment`, `ceilings`, `results`, `skipped`,
-    `failed`, `recommendations`, `status`). A complete run is saved in the user database when
-    `save` is true (its id is in `payload["id"]`); a cancelled one comes back with
-    `status == "cancelled"` and whatever was measured before, unsaved.
+    `failed`, `recommendations`, `status`); a cancelled one comes back with
+    `status == "cancelled"` and whatever was measured before. Nothing is saved:
+    `core.ops.bench.bench` runs and saves a complete sweep, for every surface.
     """
     if kind not in KINDS:
         raise UsageError(f"unknown benchmark {kind!r}; choose one of {', '.join(KINDS)}")
@@ -187,13 +188,10 @@ def run_sweep(
         payload = _new_payload(kind, quick, probe, plan)
         payload["status"] = _measure(session, payload, plan, quick)
     payload["duration_s"] = round(time.monotonic() - started, 2)
+    from core.bench.model import Sweep
     from core.bench.recommend import recommend
 
-    payload["recommendations"] = to_builtins(recommend(payload))
-    if save and payload["status"] == "complete":  # busy: kept for later (HistoryBusyError)
-        from core.bench.model import Sweep
-        from core.history import store
-
-        payload["id"] = store("bench", Sweep.from_dict(payload), kind)
+    sweep = Sweep.from_dict(payload, name=f"the {kind} sweep")
+    payload["recommendations"] = to_builtins(recommend(sweep))
     session.event(stage="done", message=f"{kind} sweep {payload['status']}")
     return payload

@@ -40,7 +40,7 @@ class Plan:
     configs: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, group: str, params: dict[str, Any], reason: str | None = None) -> None:
+    def add(self, group: str, params: dict[str, object], reason: str | None = None) -> None:
         """Add `params` to `group`, merging with an identical configuration already planned."""
         name = config_name(self.kind, params)
         for entry in [*self.configs, *self.skipped]:
@@ -55,7 +55,7 @@ class Plan:
             self.configs.append(entry)
 
 
-def config_name(kind: str, p: dict[str, Any]) -> str:
+def config_name(kind: str, p: dict[str, object]) -> str:
     """A short unique name, e.g. `cudnn fp16 512/1024/128 L1 train`."""
     if kind == "lstm":
         sizes = f"{p['input_size']}/{p['hidden_size']}/{p['batch']}"
@@ -68,7 +68,7 @@ def config_name(kind: str, p: dict[str, Any]) -> str:
     )
 
 
-def _dtype_skip(kind: str, dtype: str, device: dict[str, Any]) -> str | None:
+def _dtype_skip(kind: str, dtype: str, device: dict[str, object]) -> str | None:
     """Why `dtype` cannot be measured meaningfully on this device (None when it can)."""
     if device["type"] != "cuda":
         cpu_reasons = {
@@ -86,7 +86,7 @@ def _dtype_skip(kind: str, dtype: str, device: dict[str, Any]) -> str | None:
     return gpu_reasons.get(dtype)
 
 
-def _timing(device: dict[str, Any], quick: bool) -> dict[str, Any]:
+def _timing(device: dict[str, object], quick: bool) -> dict[str, object]:
     """Repeat budget per configuration: enough repeats for a stable median, within the budget."""
     if device["type"] == "cuda":
         # a sample of a short kernel is a block of about 1 ms of calls (see the harness), so
@@ -107,7 +107,7 @@ def _timing(device: dict[str, Any], quick: bool) -> dict[str, Any]:
     }
 
 
-def lstm_sizes(device: dict[str, Any], quick: bool) -> tuple[int, list[tuple[int, int, int]]]:
+def lstm_sizes(device: dict[str, object], quick: bool) -> tuple[int, list[tuple[int, int, int]]]:
     """Sequence length and (input, hidden, batch) sizes: each aligned size then a misaligned twin.
 
     The GPU sizes repeat the H200 probe in research (512/512/64 vs 509/509/63 and
@@ -121,7 +121,7 @@ def lstm_sizes(device: dict[str, Any], quick: bool) -> tuple[int, list[tuple[int
     return 50, [(128, 128, 32), (125, 125, 31), (256, 256, 64), (253, 253, 63)]
 
 
-def lstm_plan(device: dict[str, Any], quick: bool = False) -> Plan:
+def lstm_plan(device: dict[str, object], quick: bool = False) -> Plan:
     """The LSTM criteria sweep: precision x alignment, implementation, depth, forward-only."""
     cuda = device["type"] == "cuda"
     lib = "cudnn" if cuda else "native"
@@ -181,7 +181,7 @@ def lstm_plan(device: dict[str, Any], quick: bool = False) -> Plan:
     return plan
 
 
-def conv_shapes(device: dict[str, Any], quick: bool) -> list[dict[str, int]]:
+def conv_shapes(device: dict[str, object], quick: bool) -> list[dict[str, int]]:
     """Convolution shapes: ResNet-style 3x3 layers (early wide-image and late deep-channel)."""
     if device["type"] == "cuda":
         shapes = [
@@ -197,7 +197,7 @@ def conv_shapes(device: dict[str, Any], quick: bool) -> list[dict[str, int]]:
     return [{**shape, "kernel": 3, "stride": 1, "padding": 1} for shape in shapes]
 
 
-def conv_plan(device: dict[str, Any], quick: bool = False) -> Plan:
+def conv_plan(device: dict[str, object], quick: bool = False) -> Plan:
     """The convolution sweep: cudnn.benchmark x deterministic x dtype x memory format."""
     cuda = device["type"] == "cuda"
     groups: list[Group] = []
@@ -236,7 +236,7 @@ def conv_plan(device: dict[str, Any], quick: bool = False) -> Plan:
     return plan
 
 
-def make_plan(kind: str, device: dict[str, Any], quick: bool = False) -> Plan:
+def make_plan(kind: str, device: dict[str, object], quick: bool = False) -> Plan:
     """The plan for sweep `kind` ("lstm" or "conv") on the probed device."""
     return lstm_plan(device, quick) if kind == "lstm" else conv_plan(device, quick)
 
@@ -275,7 +275,7 @@ def conv_work(p: dict[str, Any]) -> tuple[float, float]:
 
 def shares(
     kind: str, params: dict[str, Any], median_ms: float, ceilings: dict[str, Any]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Achieved TFLOP/s and GB/s, each as a share of the measured ceiling; the larger one is
     the share of peak and names what bounds the configuration."""
     flops, nbytes = lstm_work(params) if kind == "lstm" else conv_work(params)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from core import timing
 from core.env.model import Environment, Finding
@@ -21,7 +21,7 @@ DEEP_TIMEOUT_S = 180.0
 QUICK_TIMEOUT_S = 60.0  # core.env.runner.QUICK_TIMEOUT_S mirrors it
 
 
-def app_info() -> dict[str, Any]:
+def app_info() -> dict[str, object]:
     """The app's version and where its bundled KB and the user database live."""
     from core import __version__
     from core.paths import resources_dir, user_db_path
@@ -74,12 +74,12 @@ def detect(
             deep_timeout=deep_timeout,
             cancel=cancel,
             quick_timeout=quick_timeout,
-            while_waiting=_prepare if deep else None,
+            while_waiting=_prepare_deep if deep else _prepare,
         )
     except OSError as exc:
         raise TargetPythonError(f"{target} could not be started: {exc}") from None
     timing.mark("probes done")
-    status: dict[str, Any] = {"target": target, "quick": quick.status(), "deep": None}
+    status: dict[str, object] = {"target": target, "quick": quick.status(), "deep": None}
     if deep_run is not None:
         status["deep"] = deep_run.status()
     if quick.data is None:
@@ -96,9 +96,9 @@ def detect(
 def assemble(
     quick: QuickJSON,
     deep_data: DeepJSON | None,
-    status: dict[str, Any],
+    status: dict[str, object],
     deep: bool,
-    multi_gpu: dict[str, Any] | None = None,
+    multi_gpu: dict[str, object] | None = None,
 ) -> Environment:
     """The Environment with findings from the probes' JSON (live or recorded)."""
     from core.env.build import build
@@ -115,12 +115,18 @@ def assemble(
 
 
 def _prepare() -> None:
-    """What `assemble` needs, loaded while the deep child imports torch (seconds of idle time):
-    the model builder, every check and the multi-GPU section. Not the KB: only torch's errors
-    are looked up there, and loading it (SQLite, sqlite-utils) for nothing costs its import
-    and as long again when the interpreter exits."""
+    """What `assemble` needs, loaded while the probe children run (the quick child alone takes
+    longer than these imports): the model builder, every check and the app's paths. Not the KB:
+    only torch's errors are looked up there, and loading it (SQLite, sqlite-utils) for nothing
+    costs its import and as long again when the interpreter exits."""
     import core.env.build
     import core.env.checks
-    import core.env.multigpu  # noqa: F401
+    import core.paths  # noqa: F401
 
     timing.mark("prepared")
+
+
+def _prepare_deep() -> None:
+    """`_prepare`, plus the multi-GPU section, while the deep child imports torch."""
+    _prepare()
+    import core.env.multigpu  # noqa: F401

@@ -207,7 +207,7 @@ def build_loaded(deep: DeepJSON | None) -> list[LoadedLibrary]:
 def build(
     quick: QuickJSON,
     deep: DeepJSON | None = None,
-    probe_status: dict[str, Any] | None = None,
+    probe_status: dict[str, object] | None = None,
 ) -> Environment:
     """The Environment (without findings) from the quick probe and, in deep mode, the deep one."""
     nvml = quick.get("nvml") or {"error": "ProbeFailed", "error_message": "no NVML section"}

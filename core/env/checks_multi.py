@@ -55,7 +55,7 @@ def multi_gpu_findings(
     return out
 
 
-def _mismatch(gpus: list[dict[str, Any]], devices: list[dict[str, Any]]) -> list[Finding]:
+def _mismatch(gpus: list[dict[str, object]], devices: list[dict[str, object]]) -> list[Finding]:
     listed = gpus if len(gpus) >= 2 else devices
     out = []
     names = Counter(str(g.get("name")) for g in listed if g.get("name"))

@@ -81,7 +81,7 @@ class CompatData:
         return sorted({b.version for b in self.torch}, key=version_tuple, reverse=True)
 
 
-def _text(row: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] | None) -> str:
+def _text(row: dict[str, object], key: str, where: str, pattern: re.Pattern[str] | None) -> str:
     value = row.get(key)
     if not isinstance(value, str):
         raise CompatDataError(f"{where}: field {key!r} is missing or not text")
@@ -90,7 +90,7 @@ def _text(row: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] | 
     return value
 
 
-def _source(row: dict[str, Any], where: str, sources: dict[str, str]) -> str:
+def _source(row: dict[str, object], where: str, sources: dict[str, str]) -> str:
     text = _text(row, "source", where, None)
     names = [part.split(":")[-1].strip() for part in text.split(";")]
     unknown = [n for n in names if n not in sources]

@@ -52,7 +52,7 @@ class Difference:
         """Position of the category in relevance order (0 = most relevant)."""
         return CATEGORIES.index(self.category)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form."""
         return {**asdict(self), "rank": self.rank}
 

@@ -232,7 +232,7 @@ def remembering() -> Iterator[None]:
 
 def cached(env: Env, what: str, make: Callable[[], Any]) -> Any:
     """`make()`, computed once per environment inside `remembering()`."""
-    memo: dict[int, tuple[Env, dict[str, Any]]] | None = getattr(_local, "memo", None)
+    memo: dict[int, tuple[Env, dict[str, object]]] | None = getattr(_local, "memo", None)
     if memo is None:
         return make()
     entry = memo.get(id(env))
@@ -243,9 +243,9 @@ def cached(env: Env, what: str, make: Callable[[], Any]) -> Any:
     return entry[1][what]
 
 
-def all_fields(env: Env) -> dict[str, Any]:
+def all_fields(env: Env) -> dict[str, object]:
     """Every named row's normalised value."""
-    fields: dict[str, Any] = cached(
+    fields: dict[str, object] = cached(
         env, "fields", lambda: {label: field_value(env, label) for _c, label, _s in FIELDS}
     )
     return fields

@@ -44,7 +44,7 @@ class Finding:
     kb: str = ""  # the KB entry the matcher picks for `evidence`
     caused_by: str = ""  # the root-cause finding that explains (and demoted) this one
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The finding as JSON-ready data."""
         return dataclasses.asdict(self)
 
@@ -236,12 +236,12 @@ class Environment:
         """Whether any finding has error severity (the CLI then exits 1)."""
         return any(f.severity == "error" for f in self.findings)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The env JSON (DESIGN.md minimums plus everything collected)."""
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Environment:
+    def from_dict(cls, data: dict[str, object]) -> Environment:
         """Rebuild from `to_dict()` output (a saved report, a recorded run), every field's type
         checked by msgspec; InputError names the field's JSON path."""
         from core.models import convert

@@ -20,7 +20,7 @@ NVML_TIMEOUT_S = 30.0
 
 def run_probe(
     python: str, name: str, timeout: float, cancel: threading.Event | None = None
-) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+) -> tuple[dict[str, object] | None, dict[str, object]]:
     """(JSON or None, how the child ended) of probe script `name`, run contained.
     Setting `cancel` ends it and raises core.env.runner.CheckCancelledError."""
     from core.env.runner import run_probe as run
@@ -29,7 +29,7 @@ def run_probe(
     return result.data, result.status()
 
 
-def peers_from_deep(deep: DeepJSON | None) -> dict[str, Any] | None:
+def peers_from_deep(deep: DeepJSON | None) -> dict[str, object] | None:
     """What the deep probe's torch said about the GPUs together, in the section's shape."""
     torch = (deep or {}).get("torch") or {}
     if not torch:
@@ -61,7 +61,7 @@ def peers_from_deep(deep: DeepJSON | None) -> dict[str, Any] | None:
     }
 
 
-def section_from_probes(quick: QuickJSON, deep: DeepJSON | None) -> dict[str, Any] | None:
+def section_from_probes(quick: QuickJSON, deep: DeepJSON | None) -> dict[str, object] | None:
     """The section from one deep run's probes, or None without a GPU to describe."""
     if not gpu_count(quick, deep):
         return None
@@ -79,7 +79,7 @@ def section_from_probes(quick: QuickJSON, deep: DeepJSON | None) -> dict[str, An
     )
 
 
-def _link_summary(gpu: LinkGpu, bus_to_index: dict[str, int]) -> dict[str, Any]:
+def _link_summary(gpu: LinkGpu, bus_to_index: dict[str, int]) -> dict[str, object]:
     links = gpu.get("nvlinks") or []
     active = [link for link in links if link.get("active")]
     peers: dict[str, int] = {}
@@ -140,7 +140,7 @@ def build_section(links: Links | None, peers: dict[str, Any] | None) -> dict[str
         entry["temperature_c"] = gpu.get("temperature_c")
         entry["errors"] = gpu.get("errors") or {}
         gpus.append(entry)
-    torch_part: dict[str, Any] | None = None
+    torch_part: dict[str, object] | None = None
     if peers is not None:
         torch_part = {
             k: peers.get(k)

@@ -60,7 +60,7 @@ class ProbeRun:
     """One probe child: its JSON (or None) and how it ended."""
 
     name: str
-    data: dict[str, Any] | None = None
+    data: dict[str, object] | None = None
     returncode: int | None = None
     signal: str | None = None
     timed_out: bool = False
@@ -72,7 +72,7 @@ class ProbeRun:
     loader_messages: list[str] = field(default_factory=list)
     output_lines: int = 0
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         """How the child ended, for the `probe` section of the env JSON."""
         return {
             "returncode": self.returncode,
@@ -105,7 +105,7 @@ def loader_messages(lines: list[str]) -> list[str]:
     return list(dict.fromkeys(line.strip() for line in lines if LOADER_MESSAGE.search(line)))[:10]
 
 
-def _read_json(path: str) -> tuple[dict[str, Any] | None, str | None]:
+def _read_json(path: str) -> tuple[dict[str, object] | None, str | None]:
     """(the probe's JSON object, or why there is none); never reads more than MAX_JSON_BYTES."""
     try:
         size = os.path.getsize(path)

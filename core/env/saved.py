@@ -89,7 +89,7 @@ def _from_data(data: dict[str, Any], path: str) -> SavedEnvironment:
     )
 
 
-def _rebuild(data: dict[str, Any], path: str) -> Environment:
+def _rebuild(data: dict[str, object], path: str) -> Environment:
     version = data.get("schema_version", 1)
     if version not in READABLE_SCHEMAS:
         raise UsageError(
@@ -99,7 +99,7 @@ def _rebuild(data: dict[str, Any], path: str) -> Environment:
     return _typed(data, path)
 
 
-def _typed(data: dict[str, Any], path: str) -> Environment:
+def _typed(data: dict[str, object], path: str) -> Environment:
     """The Environment model from plain JSON data, every field's type checked by msgspec."""
     from core.models import convert
 

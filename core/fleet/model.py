@@ -168,7 +168,7 @@ class FleetSection(Model, frozen=True, kw_only=True):
     headline: str = ""
 
 
-def parse_env_output(text: str) -> tuple[dict[str, Any] | None, str]:
+def parse_env_output(text: str) -> tuple[dict[str, object] | None, str]:
     """The env JSON in a node's output, or None and why the output is not one.
 
     Login banners and shell noise before the JSON are tolerated: the JSON object is taken

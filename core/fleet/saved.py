@@ -42,7 +42,7 @@ def load_analysed(path: str | Path) -> tuple[FleetRun, FleetAnalysis]:
     return run, run.analysis if run.analysis is not None else analyze(run)
 
 
-def _fleet(data: dict[str, Any], source: Path) -> FleetRun:
+def _fleet(data: dict[str, object], source: Path) -> FleetRun:
     """A saved fleet JSON's data as a FleetRun (InputError naming the field if malformed)."""
     run = convert(data, FleetRun, name=str(source), what="fleet JSON")
     return msgspec.structs.replace(run, source=str(source))
@@ -85,7 +85,7 @@ def _load_dir(folder: Path) -> FleetRun:
     return run
 
 
-def _environment(data: Any, file: Path) -> tuple[dict[str, Any] | None, str]:
+def _environment(data: Any, file: Path) -> tuple[dict[str, object] | None, str]:
     """The env JSON inside `data` (env JSON, report, probe recording), or why there is none."""
     if not isinstance(data, dict):
         return None, "not an env JSON (not a JSON object)"

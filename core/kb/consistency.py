@@ -20,7 +20,7 @@ run it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.kb.scope import REF, Records, cited_records, cited_refs
 
@@ -191,21 +191,23 @@ class _Check:
         for i, fix in enumerate(self.entry.fixes):
             where = f"fixes[{i}] {fix.id!r}"
             outcome = self.steps.get(fix.id, "")
-            problem = _KIND_CONTRADICTED.get((fix.kind, outcome))
-            if problem:
-                self.add(where, f"kind {fix.kind!r} {problem}")
             said = verdicts.get(fix.id)
+            problem = _KIND_CONTRADICTED.get((fix.kind, outcome))
+            # A fix for one case measured on another: the KB's own verdict on the step already
+            # says "partial" (not_fixed allows it), so the fix stays on offer with that verdict.
+            if problem and not (fix.kind == "fix" and outcome == "not_fixed" and said == "partial"):
+                self.add(where, f"kind {fix.kind!r} {problem}")
             if fix.kind == "fix" and said in ("does_not_fix", "locates"):
                 self.add(where, f"kind 'fix' but the KB's verdict on step {fix.id} is {said!r}")
             if fix.kind == "dead_end" and claims.get(fix.id) is True:
                 self.add(where, "a dead end, but its wizard step claims it fixes (claim_fixes)")
 
 
-def _wizard_claims(entry: Entry) -> dict[str, Any]:
+def _wizard_claims(entry: Entry) -> dict[str, object]:
     """{fix id: claim_fixes} for the wizard's fix steps."""
     if entry.wizard is None:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for step in entry.wizard.steps:
         fix = step.fix if isinstance(step.fix, str) else ""
         if fix and isinstance(step.claim_fixes, bool):

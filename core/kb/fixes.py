@@ -230,7 +230,7 @@ def _parse_one(raw: Any, name: str, fail: Any) -> Fix:
     )
 
 
-def _env(env: dict[str, Any], prefix: str, fail: Any) -> dict[str, str]:
+def _env(env: dict[str, object], prefix: str, fail: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in env.items():
         if not _ENV_NAME.fullmatch(name):

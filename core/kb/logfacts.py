@@ -99,7 +99,7 @@ def log_facts(text: str) -> dict[str, dict[str, Any]]:
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     low = "\n".join(lines).lower()
-    facts: dict[str, dict[str, Any]] = {}
+    facts: dict[str, dict[str, object]] = {}
     for name, pattern in _FACTS:
         for i in _candidates(low, starts, _WORDS[name]):
             found = pattern.search(lines[i])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -64,9 +64,9 @@ class MatchReport(Model, frozen=True, kw_only=True):
         """The matches at or above the confidence bar."""
         return [m for m in self.matches if m.confident]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain JSON data, for readers not yet typed (the answer, the report)."""
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, object] = to_builtins(self)
         return data
 
 

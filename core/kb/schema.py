@@ -175,7 +175,7 @@ class Entry:
         """Whether this entry is the user's own (from a `--kb-extra` pack), not a bundled one."""
         return self.origin == "user"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (tuples become lists; the wizard table as plain data)."""
         data = asdict(self)
         data["wizard"] = msgspec.to_builtins(self.wizard) if self.wizard else None
@@ -317,7 +317,7 @@ def parse_entry(path: Path, root: Path, label: str | None = None, user: bool = F
 
 def _wizard(
     check: _Checker,
-    data: dict[str, Any],
+    data: dict[str, object],
     fixes: tuple[Fix, ...],
     workarounds: tuple[Workaround, ...],
     dead_ends: tuple[Workaround, ...],

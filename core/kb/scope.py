@@ -150,7 +150,7 @@ class Records:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: dict[str, dict[str, Any] | None] = {}
+        self._cache: dict[str, dict[str, object] | None] = {}
 
     def get(self, rel: str) -> dict[str, Any] | None:
         """The record at resources/`rel` (evidence/<name>.json), None when missing."""

@@ -159,7 +159,7 @@ class KnowledgeBase:
         self._signatures: list[SignatureRow] | None = None
         self._user_ids: dict[str, str] | None = None
         # Derived, read-only structures keyed by their builder (e.g. the matcher's index).
-        self.derived: dict[str, Any] = {}
+        self.derived: dict[str, object] = {}
 
     def close(self) -> None:
         """Close the connection."""

@@ -45,7 +45,7 @@ class StepSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     env: dict[str, str] | UnsetType = UNSET
     diagnose: bool | UnsetType = UNSET  # judged located / not_located (by fixed_when, if given)
 
-    def given(self) -> dict[str, Any]:
+    def given(self) -> dict[str, object]:
         """The fields this table sets (UNSET ones left out)."""
         return {
             name: getattr(self, name)

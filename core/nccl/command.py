@@ -5,18 +5,13 @@ and a verdict against what the links should give."""
 from __future__ import annotations
 
 import argparse
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.errors import UsageError
+from core.ops.nccl import DEFAULT_OPS, DEFAULT_SIZES, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from core.nccl.model import NcclReport
-
-DEFAULT_SIZES = "8B:1G"
-DEFAULT_OPS = "all_reduce,all_gather,reduce_scatter,broadcast"
-DEFAULT_TIMEOUT_S = 300.0
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -88,49 +83,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser  # type: ignore[no-any-return]
 
 
-def build_spec(args: argparse.Namespace, gpu_count: int) -> Any:
-    """The LaunchSpec from the arguments; bad values are a UsageError."""
-    from core.nccl.launch import LaunchSpec
-    from core.nccl.run import CPU_MAX_BYTES
-    from core.nccl.sizes import parse_ops, parse_range
-    from core.target import resolve_python
-
-    nproc = args.nproc if args.nproc is not None else max(2, gpu_count)
-    if nproc < 1:
-        raise UsageError("--nproc must be at least 1")
-    if args.timeout <= 0 or args.iters < 1:
-        raise UsageError("--timeout and --iters must be positive")
-    if args.launcher == "srun" and shutil.which("srun") is None:
-        raise UsageError("srun is not on PATH (not a Slurm node?); use --launcher torchrun")
-    return LaunchSpec(
-        python=resolve_python(args.python),
-        nproc=nproc,
-        ops=parse_ops(args.ops),
-        sizes=parse_range(args.sizes or DEFAULT_SIZES),
-        launcher=args.launcher,
-        iters=args.iters,
-        timeout=args.timeout,
-        pg_timeout=max(10.0, min(120.0, args.timeout / 3)),
-        cpu_max_bytes=0 if args.sizes else CPU_MAX_BYTES,
-        env={"NCCL_DEBUG": "INFO"},
-        srun_args=list(args.srun_arg),
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    """Measure and print (human or JSON); exit status from `exit_code`."""
-    import os
-
+    """Measure, print (human or JSON), exit 1 on a failed run, wrong results or a bad verdict."""
     from core.models import encode_json
     from core.nccl.render import render_human
-    from core.nccl.run import interconnect, run_nccl
+    from core.ops.nccl import NcclRequest, nccl
 
-    nvml = interconnect()
-    spec = build_spec(args, len(nvml.get("gpus") or []))
-    if os.environ.get("NCCL_DEBUG"):
-        spec.env.pop("NCCL_DEBUG")  # the user's own setting wins
-    keep = Path(args.keep) if args.keep else None
-    report = run_nccl(spec, keep, nvml=nvml)
+    request = NcclRequest(
+        nproc=args.nproc,
+        launcher=args.launcher,
+        sizes=args.sizes,
+        ops=args.ops,
+        iters=args.iters,
+        timeout=args.timeout,
+        srun_args=tuple(args.srun_arg),
+        python=args.python,
+        keep=Path(args.keep) if args.keep else None,
+    )
+    report = nccl(request)
     print(encode_json(report) if args.json else render_human(report))
     return exit_code(report)
 

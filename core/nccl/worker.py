@@ -259,7 +259,7 @@ def pick_backend(torch: Any, dist: Any, world: int) -> str:
 
 def setup(
     torch: Any, dist: Any, args: argparse.Namespace, where: tuple[int, int, int], events: Events
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Pick the device, join the process group (with its timeout), report what was joined.
     `where` is (rank, world size, local rank)."""
     rank, world, local = where
@@ -269,7 +269,7 @@ def setup(
     if not cuda and args.cpu_max_bytes:
         kept = [s for s in args.sizes.split(",") if int(s) <= args.cpu_max_bytes]
         args.sizes = ",".join(kept or args.sizes.split(",")[:1])
-    info: dict[str, Any] = {"torch": torch.__version__}
+    info: dict[str, object] = {"torch": torch.__version__}
     if cuda:
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)

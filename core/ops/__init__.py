@@ -8,11 +8,13 @@ needed, running children through the packages below), saves its result through `
     check_env / open_saved_env      -> Environment          core/ops/env.py        (env)
     diagnose(text, kb)              -> Diagnosis            core/ops/diagnose.py   (match)
     try_original / try_fixes        -> TryResult            core/ops/tryrun.py     (try; the
-    try_command (both, the CLI)                                                     app: 2 phases)
+    try_command (both, the CLI)                                                     app: 2 phases;
+    save_try(result)                -> busy error or None   core/ops/save.py        both save)
     wizard(scenario_id)             -> WizardRun            core/ops/wizard.py     (wizard run)
-    bench(kind)                     -> sweep payload        core/ops/bench.py      (bench)
+    bench(kind)                     -> Sweep                core/ops/bench.py      (bench)
     build(...)                      -> report model         core/ops/report.py     (report)
     fleet(...) / open_section(path) -> FleetRun / section   core/ops/fleet.py      (fleet)
+    nccl(NcclRequest)               -> NcclReport           core/ops/nccl.py       (nccl)
 
 Modules are imported by name (`from core.ops.diagnose import diagnose`) so a command pays only
 for its own operation.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.bench.model import Sweep
+    from core.errors import HistoryError
     from core.tryrun.model import TryResult
     from core.wizard.record import WizardRun
 
@@ -39,3 +40,16 @@ def record_try(result: TryResult) -> int:
     from core.history import store
 
     return store("try", result.settled())
+
+
+def save_try(result: TryResult) -> HistoryError | None:
+    """Save a `try` result (its `id` set), for the CLI and the app alike. When another program
+    holds the database, the run is kept for later and the error comes back, for the surface to
+    say after the result: a busy database must not cost the result itself."""
+    from core.errors import HistoryError
+
+    try:
+        result.id = record_try(result)
+    except HistoryError as exc:
+        return exc
+    return None

@@ -2,17 +2,18 @@
 
 The app runs it in two phases (the original run, then the re-runs once the user saw the plan);
 the CLI runs both in one go (`try_command`). Either way the KB opens only once the command
-failed or hung, the answer is attached from the run's log, and the result is saved the same way.
+failed or hung, the answer is attached from the run's log, and both surfaces save the result
+through `core.ops.save.save_try` (a busy database keeps it for later; the result still shows).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.contain import Outcome
-from core.ops.save import record_try
 from core.tryrun.model import TryResult
 from core.tryrun.runner import (
     ConfirmSink,
@@ -43,92 +44,66 @@ def bundled_kb() -> KnowledgeBase:
     return open_kb()
 
 
-def _save(result: TryResult) -> None:
-    result.id = record_try(result)
+@dataclass(frozen=True)
+class Hooks:
+    """What a surface plugs into a try run, all optional: the KB to open (once a run failed),
+    where output lines, phases and each fix's verdict go, the cancel event, and who confirms
+    the fixes of the user's own KB entries."""
+
+    open_kb: OpenKb = bundled_kb
+    on_line: LineSink | None = None
+    on_phase: PhaseSink | None = None
+    on_fix: FixSink | None = None
+    cancel: threading.Event | None = None
+    confirm: ConfirmSink | None = None
 
 
-def try_original(
-    result: TryResult,
-    *,
-    open_kb: OpenKb = bundled_kb,
-    on_line: LineSink | None = None,
-    on_phase: PhaseSink | None = None,
-    cancel: threading.Event | None = None,
-    save: bool = True,
-) -> Outcome:
+NO_HOOKS = Hooks()
+
+
+def try_original(result: TryResult, hooks: Hooks = NO_HOOKS) -> Outcome:
     """Run the command as given; when it failed or hung, match it, find the user's line, plan
     the fixes and attach the answer. Returns the original run (the re-runs compare with it)."""
-    original = run_command(result, on_line=on_line, on_phase=on_phase, cancel=cancel)
+    original = run_command(
+        result, on_line=hooks.on_line, on_phase=hooks.on_phase, cancel=hooks.cancel
+    )
     if result.status in ("failed", "timed_out"):
         from core.answer.tryrun import attach_answer
 
-        with open_kb() as kb:
+        with hooks.open_kb() as kb:
             diagnose(result, original, kb)
             if result.status == "failed" and result.no_fix and result.no_fix.get("entry"):
                 result.recommendation = recommend(result, kb)
             attach_answer(result, kb, original.text())
-    if save:
-        _save(result)
     return original
 
 
-def try_fixes(
-    result: TryResult,
-    original: Outcome,
-    *,
-    open_kb: OpenKb = bundled_kb,
-    on_line: LineSink | None = None,
-    on_phase: PhaseSink | None = None,
-    on_fix: FixSink | None = None,
-    cancel: threading.Event | None = None,
-    save: bool = True,
-    confirm: ConfirmSink | None = None,
-) -> None:
+def try_fixes(result: TryResult, original: Outcome, hooks: Hooks = NO_HOOKS) -> None:
     """Re-run the command once per planned fix, judge each, recommend, answer again.
 
-    A fix from the user's own KB entries runs only when `confirm(entries)` agrees (it raises a
-    ClinicError otherwise): refused, those fixes are marked not run and the rest go on."""
+    A fix from the user's own KB entries runs only when `hooks.confirm(entries)` agrees (it
+    raises a ClinicError otherwise): refused, those fixes are marked not run and the rest go on."""
     from core.answer.tryrun import attach_answer
 
-    with open_kb() as kb:
-        confirm_pack_fixes(result, kb, confirm)
+    with hooks.open_kb() as kb:
+        confirm_pack_fixes(result, kb, hooks.confirm)
         run_fixes(
-            result, original, kb, on_line=on_line, on_phase=on_phase, on_fix=on_fix, cancel=cancel
-        )
-        attach_answer(result, kb, original.text())
-    if save:
-        _save(result)
-
-
-def try_command(
-    opts: TryOptions,
-    *,
-    fixes: bool = False,
-    open_kb: OpenKb = bundled_kb,
-    on_line: LineSink | None = None,
-    on_phase: PhaseSink | None = None,
-    on_fix: FixSink | None = None,
-    cancel: threading.Event | None = None,
-    save: bool = True,
-    confirm: ConfirmSink | None = None,
-) -> TryResult:
-    """The whole `try` (the CLI): the original run, then (with `fixes`) one re-run per fix."""
-    result = start(opts)
-    original = try_original(
-        result, open_kb=open_kb, on_line=on_line, on_phase=on_phase, cancel=cancel, save=False
-    )
-    if fixes and result.status == "failed" and result.fixes:
-        try_fixes(
             result,
             original,
-            open_kb=open_kb,
-            on_line=on_line,
-            on_phase=on_phase,
-            on_fix=on_fix,
-            cancel=cancel,
-            save=False,
-            confirm=confirm,
+            kb,
+            on_line=hooks.on_line,
+            on_phase=hooks.on_phase,
+            on_fix=hooks.on_fix,
+            cancel=hooks.cancel,
         )
-    if save:
-        _save(result)
+        attach_answer(result, kb, original.text())
+
+
+def try_command(opts: TryOptions, *, fixes: bool = False, hooks: Hooks = NO_HOOKS) -> TryResult:
+    """The whole `try` (the CLI): the original run, then (with `fixes`) one re-run per fix.
+    Nothing is saved here: the surface calls `core.ops.save.save_try` once it has the result."""
+    result = start(opts)
+    original = try_original(result, hooks)
+    if fixes and result.status == "failed" and result.fixes:
+        try_fixes(result, original, hooks)
     return result

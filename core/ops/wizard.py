@@ -22,8 +22,9 @@ def wizard(
     save: bool = True,
 ) -> WizardRun:
     """The scenario's run; saved unless this machine could not run it (`cannot_run` says why:
-    such a run says nothing about the error)."""
-    run = run_wizard(scenario_id, python, timeout, on_event, cancel, save=False)
+    such a run says nothing about the error). When another program holds the database past
+    the wait, the run is kept for later and HistoryBusyError says so (core.history.store)."""
+    run = run_wizard(scenario_id, python, timeout, on_event, cancel)
     if save and not run.cannot_run:
         run = msgspec.structs.replace(run, id=record_wizard(run))
     return run

@@ -91,7 +91,7 @@ __all__ = [
 
 
 def redact(
-    report: dict[str, Any], secrets: Secrets | None = None
+    report: dict[str, object], secrets: Secrets | None = None
 ) -> tuple[Report, list[Redaction]]:
     """The report through the door again (`core.report.door.admit`) and every redaction made
     to it so far. A model from `build_report` is redacted already: this catches what was added
@@ -104,13 +104,13 @@ def redact(
     return shared, list(shared.redactions)
 
 
-def unredacted(report: dict[str, Any]) -> Report:
+def unredacted(report: dict[str, object]) -> Report:
     """The report marked as NOT redacted (the renderers then print a loud warning)."""
     return admit(report, redact=False)
 
 
 def render(
-    report: dict[str, Any],
+    report: dict[str, object],
     fmt: str,
     *,
     redactions: Sequence[Redaction] = (),
@@ -141,7 +141,7 @@ def render(
 
 
 def render_marked(
-    report: dict[str, Any],
+    report: dict[str, object],
     fmt: str,
     redactions: Sequence[Redaction],
     reveal: Collection[str] = (),
@@ -153,8 +153,8 @@ def render_marked(
 
 
 def _revealed(
-    report: dict[str, Any], redactions: Sequence[Redaction], ids: Collection[str]
-) -> dict[str, Any]:
+    report: dict[str, object], redactions: Sequence[Redaction], ids: Collection[str]
+) -> dict[str, object]:
     out = reveal(report, redactions, ids)
     red = dict(out.get("redaction") or {})
     red["revealed"] = sum(1 for r in redactions if r.id in ids)
@@ -163,7 +163,7 @@ def _revealed(
 
 
 def _render(
-    report: dict[str, Any],
+    report: dict[str, object],
     fmt: str,
     qt: bool = False,
     full: bool = False,

@@ -12,6 +12,14 @@ MAX_VERIFIED = 3  # "what was verified where and when": this many fixes at most
 _SAID = ("verified_here", "located_here", "measured", "documented", "cant_test_here", "failed_here")
 
 
+def leads(answer: Mapping[str, Any] | None) -> bool:
+    """Whether the answer leads the report: a KB entry, or the other framework the log is from
+    (issue 21: such a log gets no PyTorch entry, and the report says whose log it is)."""
+    if not answer:
+        return False
+    return bool(answer.get("entry")) or (answer.get("cause") or {}).get("id") == "other-framework"
+
+
 def where_line(where: Mapping[str, Any] | None) -> str:
     """`model.py:37 in forward: x = self.embed(input_ids)` ('' without a frame)."""
     if not where:

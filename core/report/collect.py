@@ -19,7 +19,7 @@ def collect(
     *,
     python: str | None = None,
     deep: bool = False,
-    environment: dict[str, Any] | None = None,
+    environment: dict[str, object] | None = None,
     error_text: str | None = None,
     run_ids: Sequence[int] | None = None,
     bench_ids: Sequence[int] | None = None,
@@ -78,7 +78,7 @@ def _try_log(tries: Sequence[dict[str, Any]]) -> str:
 
 def _match(
     text: str, kb_extra: Sequence[str], environment: dict[str, Any]
-) -> tuple[dict[str, Any], Any]:
+) -> tuple[dict[str, object], Any]:
     """The KB's matches for a pasted error and the answer (with this machine's runs)."""
     from core.answer import answer_for
     from core.kb import match, open_kb
@@ -97,7 +97,7 @@ def _match(
         return found, answer_for(text, found, kb, machine=machine)
 
 
-def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, Any]]:
+def _tries(ids: Sequence[int], skipped: list[str]) -> list[dict[str, object]]:
     """The chosen `try` runs from the user database."""
     if not ids:
         return []
@@ -115,7 +115,7 @@ def _history(
     bench_ids: Sequence[int] | None,
     latest: bool,
     skipped: list[str],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     from core.bench.model import Sweep
     from core.history import History
     from core.wizard.record import WizardRun
@@ -150,24 +150,28 @@ def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
     payload.setdefault("kind", stored.get("kind"))
     # A sweep keeps its own few environment facts (not the env JSON that compact_run
     # summarises, which would read "not found" for every row); "where" says them in words.
+    from core.bench.model import Sweep
     from core.bench.recommend import environment_line
 
-    payload["where"] = environment_line(payload)
+    sweep = Sweep.from_dict(payload, name=f"benchmark run {payload.get('id')}")
+    payload["where"] = environment_line(sweep)
     return payload
 
 
-def bench_charts(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def bench_charts(payload: dict[str, object]) -> list[dict[str, object]]:
     """Chart entries (id, title, svg, data) for one benchmark payload, via core.bench.charts."""
     from core.bench.charts import build_charts
+    from core.bench.model import Sweep
     from core.bench.svg import render_svg
 
+    sweep = Sweep.from_dict(payload, name=f"benchmark run {payload.get('id')}")
     return [
         {"id": c.id, "title": c.title, "svg": render_svg(c), "data": c.to_dict()}
-        for c in build_charts(payload)
+        for c in build_charts(sweep)
     ]
 
 
-def compact_run(run: dict[str, Any]) -> dict[str, Any]:
+def compact_run(run: dict[str, object]) -> dict[str, object]:
     """A run without its full environment copy (the report has one); its key rows stay."""
     out = dict(run)
     env = out.pop("environment", None)

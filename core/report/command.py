@@ -170,13 +170,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prepare(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
+def _prepare(args: argparse.Namespace) -> tuple[dict[str, object], list[Any]]:
     from core.ops.report import build
     from core.report import admit, load_report
 
     fleet = getattr(args, "fleet", None)
     if args.source:
-        report: dict[str, Any] = dict(load_report(args.source))
+        report: dict[str, object] = dict(load_report(args.source))
         if fleet:
             from core.fleet.section import section_from_file
             from core.models import to_builtins
@@ -228,7 +228,7 @@ def _read_error(path: str | None) -> str | None:
     return text
 
 
-def _pdf(report: dict[str, Any], output: str, full: bool = False) -> int:
+def _pdf(report: dict[str, object], output: str, full: bool = False) -> int:
     from core import pdf
 
     data = pdf.render(

@@ -70,7 +70,7 @@ TEMPLATE_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def upstream_fields(env: Env) -> list[dict[str, Any]]:
+def upstream_fields(env: Env) -> list[dict[str, object]]:
     """Every field the upstream templates ask for, with our value and where it came from."""
     out = []
     for template, name, paths in TEMPLATE_FIELDS:

@@ -9,10 +9,10 @@ from typing import Any
 
 from core.fleet.render import analysis_of, majority_rows, outlier_rows
 from core.report import text as tx
-from core.report.answertext import appendix_parts
+from core.report.answertext import appendix_parts, leads
 from core.report.html_page1 import answer_html, machines_html
 from core.report.htmlkit import CSS, QT_CSS, inline_svg, marks_to_html
-from core.report.model import worst_first
+from core.report.model import shown_findings
 
 ChartHtml = Callable[[Mapping[str, Any]], str]
 
@@ -60,11 +60,11 @@ class _Html:
                 "user and host names, IP addresses and GPU serial numbers.</p>"
             )
         answer = report.get("answer") or {}
-        answered = bool(answer.get("entry"))
+        answered = leads(answer)
         if answered:  # the error leads, not this machine's summary
             out.append(
-                f'<p class="status-error"><b>{_e(answer.get("title"))}</b> '
-                f"(<code>{_e(answer.get('entry'))}</code>){_mine(answer)}</p>"
+                f'<p class="status-error"><b>{_e(answer.get("title"))}</b>'
+                f"{_entry_code(answer)}{_mine(answer)}</p>"
             )
         else:
             summary = report.get("summary") or {}
@@ -122,7 +122,7 @@ class _Html:
                 self.table(["", ""], [[f"<b>{_e(a)}</b>", _e(b)] for a, b in rows], raw=True)
             )
         top = summary.get("top_match")
-        if top and not (report.get("answer") or {}).get("entry"):
+        if top and not leads(report.get("answer")):
             out.append(
                 f"<p><b>Best match for the pasted error:</b> {_e(top.get('title'))} "
                 f"(<code>{_e(top.get('id'))}</code>, confidence "
@@ -157,11 +157,7 @@ class _Html:
     def findings(
         self, report: Mapping[str, Any], only_problems: bool = False, only_info: bool = False
     ) -> str:
-        findings = worst_first(report.get("findings") or [])
-        if only_problems:
-            findings = [f for f in findings if f.get("severity") in ("error", "warning")]
-        if only_info:
-            findings = [f for f in findings if f.get("severity") not in ("error", "warning")]
+        findings = shown_findings(report, only_problems, only_info)
         if not findings:
             return ""
         items = []
@@ -342,3 +338,8 @@ class _Html:
 def _mine(match: Mapping[str, Any]) -> str:
     """The label of a match from the user's own KB pack ('' for a bundled entry)."""
     return f" <i>({_e(tx.USER_ENTRY)})</i>" if match.get("origin") == "user" else ""
+
+
+def _entry_code(answer: Mapping[str, Any]) -> str:
+    """` (<code>id</code>)` after the answer's title; nothing for another framework's log."""
+    return f" (<code>{_e(answer['entry'])}</code>)" if answer.get("entry") else ""

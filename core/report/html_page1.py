@@ -35,7 +35,7 @@ def prose(value: Any) -> str:
 def answer_html(h: Layout, report: Mapping[str, Any]) -> str:
     """What happened, where in your code, what to change, what was verified, what to run."""
     answer = report.get("answer")
-    if not answer or not answer.get("entry"):
+    if not answer or not at.leads(answer):
         return ""
     cause = answer.get("cause") or {}
     out = ['<h2 class="answer">The answer</h2>']

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.fleet.render import analysis_of, majority_rows, outlier_rows
 from core.report import text as tx
-from core.report.answertext import appendix_parts
+from core.report.answertext import appendix_parts, leads
 from core.report.md_page1 import answer_parts, machines_part
 from core.report.mdkit import Part as _Part
 from core.report.mdkit import code_inline as _code_inline
@@ -17,7 +17,7 @@ from core.report.mdkit import details as _details
 from core.report.mdkit import inline as _inline
 from core.report.mdkit import table as _table
 from core.report.mdkit import trim as _trim
-from core.report.model import worst_first
+from core.report.model import shown_findings
 
 # GitHub rejects issue and comment bodies over 65,536 characters; stay clearly below.
 MD_LIMIT = 65_000
@@ -51,9 +51,10 @@ def _header(report: Mapping[str, Any], notes: list[str]) -> str:
     status = str(summary.get("status", "ok"))
     icon = {"error": "❌", "warning": "⚠️"}.get(status, "✅")
     answer = report.get("answer") or {}
-    if answer.get("entry"):  # the error leads, not this machine's summary
+    if leads(answer):  # the error leads, not this machine's summary
         mine = f" *({tx.USER_ENTRY})*" if answer.get("origin") == "user" else ""
-        lines += [f"❌ **{_inline(answer.get('title'))}** (`{answer['entry']}`){mine}", ""]
+        entry = f" (`{answer['entry']}`)" if answer.get("entry") else ""
+        lines += [f"❌ **{_inline(answer.get('title'))}**{entry}{mine}", ""]
     else:
         lines += [f"{icon} **{_inline(summary.get('headline', ''))}**", ""]
     if notes:
@@ -69,7 +70,7 @@ def _header(report: Mapping[str, Any], notes: list[str]) -> str:
 def _document(report: Mapping[str, Any], full: bool) -> list[_Part]:
     parts: list[_Part] = []
     add = parts.append
-    answered = bool((report.get("answer") or {}).get("entry"))
+    answered = leads(report.get("answer"))
     answer_parts(report, add)
     machines_part(report, add)
     if not answered:  # no answer to lead with: this machine's summary is page 1
@@ -107,7 +108,7 @@ def _summary(report: Mapping[str, Any], add: Any) -> None:
     if rows:
         add(_Part(_table(["Component", "Found"], [[f"**{r[0]}**", _inline(r[1])] for r in rows])))
     top = summary.get("top_match")
-    if top and not (report.get("answer") or {}).get("entry"):
+    if top and not leads(report.get("answer")):
         add(
             _Part(
                 f"\n**Best match for the pasted error:** {_inline(top.get('title'))} "
@@ -142,11 +143,7 @@ def _log(report: Mapping[str, Any], add: Any) -> None:
 def _findings(
     report: Mapping[str, Any], add: Any, only_problems: bool = False, only_info: bool = False
 ) -> None:
-    findings = worst_first(report.get("findings") or [])
-    if only_problems:
-        findings = [f for f in findings if f.get("severity") in ("error", "warning")]
-    if only_info:
-        findings = [f for f in findings if f.get("severity") not in ("error", "warning")]
+    findings = shown_findings(report, only_problems, only_info)
     if not findings:
         return
     title = "Findings on this machine" if report.get("origin") else "Findings"

@@ -12,7 +12,7 @@ from core.report.mdkit import Part, inline, prose, table
 def answer_parts(report: Mapping[str, Any], add: Any) -> None:
     """What happened, where in your code, what to change, what was verified, what to run."""
     answer = report.get("answer")
-    if not answer or not answer.get("entry"):
+    if not answer or not at.leads(answer):
         return
     cause = answer.get("cause") or {}
     add(Part("\n### The answer\n\n"))

@@ -49,7 +49,7 @@ def build_report(
     env = _plain(environment) if environment is not None else None
     all_findings = [*_env_findings(env), *(_plain(f) for f in findings)]
     when = generated_at or _dt.datetime.now(_dt.UTC)
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "kind": REPORT_KIND,
         "generated_at": when.isoformat(timespec="seconds"),
@@ -76,7 +76,7 @@ def build_report(
     return admit(report, secrets, redact=redact)
 
 
-def summarize(report: Mapping[str, Any]) -> dict[str, Any]:
+def summarize(report: Mapping[str, Any]) -> dict[str, object]:
     """Status, one headline sentence and the key rows a reader needs before anything else."""
     findings = report.get("findings") or []
     by_sev = Counter(str(f.get("severity", "info")) for f in findings)
@@ -111,7 +111,7 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _top_match(error: Mapping[str, Any] | None) -> dict[str, object] | None:
     if not error or not error.get("matches"):
         return None
     best = max(error["matches"], key=lambda m: float(m.get("confidence", 0)))
@@ -121,7 +121,7 @@ def _top_match(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return top
 
 
-def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[str, object] | None:
     if text is None and not matches:
         return None
     body = text or ""
@@ -132,13 +132,13 @@ def _error_section(text: str | None, matches: Mapping[str, Any] | None) -> dict[
     }
 
 
-def _env_findings(env: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def _env_findings(env: Mapping[str, Any] | None) -> list[dict[str, object]]:
     if not env:
         return []
     return [_plain(f) for f in env.get("findings") or []]
 
 
-def _chart(chart: Mapping[str, Any], index: int) -> dict[str, Any]:
+def _chart(chart: Mapping[str, Any], index: int) -> dict[str, object]:
     c = _plain(chart)
     return {
         "id": str(c.get("id") or f"chart-{index}"),
@@ -168,3 +168,16 @@ def worst_first(findings: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]
     """Findings ordered error, warning, info (stable within a severity)."""
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(findings, key=lambda f: rank.get(str(f.get("severity")), len(rank)))
+
+
+def shown_findings(
+    report: Mapping[str, Any], only_problems: bool = False, only_info: bool = False
+) -> list[Mapping[str, Any]]:
+    """The report's findings worst first, for a renderer: only errors and warnings, or only the
+    rest, when asked."""
+    findings = worst_first(report.get("findings") or [])
+    if only_problems:
+        return [f for f in findings if f.get("severity") in ("error", "warning")]
+    if only_info:
+        return [f for f in findings if f.get("severity") not in ("error", "warning")]
+    return findings

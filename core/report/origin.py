@@ -61,7 +61,7 @@ def _differs(name: str, theirs: str, mine: str) -> bool:
 
 def compare(
     text: str | None, env: Mapping[str, Any] | None, *, produced_here: bool = False
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The two machines side by side and what that means for reading the report."""
     facts = log_facts(text) if text else {}
     mine = _this(env)

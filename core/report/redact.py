@@ -63,9 +63,9 @@ class Redaction:
     end: int
     in_key: bool = False
 
-    def to_dict(self, include_original: bool = False) -> dict[str, Any]:
+    def to_dict(self, include_original: bool = False) -> dict[str, object]:
         """JSON form; the original value only when asked for (never in a shared report)."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "id": self.id,
             "kind": self.kind,
             "label": self.label,

@@ -26,7 +26,7 @@ def upgraded(data: Any) -> Any:
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version >= SCHEMA_VERSION:
         return data
-    out: dict[str, Any] = dict(data)
+    out: dict[str, object] = dict(data)
     for step in range(version, SCHEMA_VERSION):
         upgrade = Report.UPGRADES.get(step)
         if upgrade is None:

@@ -41,7 +41,7 @@ class RedactionLog(list[Redaction]):
 
 def redact_report(
     report: Mapping[str, Any], secrets: Secrets | None = None
-) -> tuple[dict[str, Any], RedactionLog]:
+) -> tuple[dict[str, object], RedactionLog]:
     """A redacted copy of `report` and every redaction made, in document order.
 
     Every string is redacted wherever it sits: values, dict keys, list items (a list of strings
@@ -78,7 +78,7 @@ class _Walker:
             if isinstance(obj, _Entry):
                 self._entry(obj, path, parent, stack)
             elif isinstance(obj, Mapping):
-                out: dict[str, Any] = {}
+                out: dict[str, object] = {}
                 parent[slot] = out
                 ctx = _DictContext(obj)
                 for raw_key, value in reversed(list(obj.items())):
@@ -98,7 +98,7 @@ class _Walker:
         return holder[0]
 
     def _entry(
-        self, entry: _Entry, path: JsonPath, out: dict[str, Any], stack: list[_Task]
+        self, entry: _Entry, path: JsonPath, out: dict[str, object], stack: list[_Task]
     ) -> None:
         key = self._key(entry.key, path)
         ctx = entry.ctx
@@ -240,9 +240,9 @@ def _rewrite(
     report: Mapping[str, Any],
     redactions: Iterable[Redaction],
     replace: Any,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Copy `report`, rewriting each redacted span with `replace(redaction, label_text)`."""
-    out: dict[str, Any] = copy.deepcopy(dict(report))
+    out: dict[str, object] = copy.deepcopy(dict(report))
     for path, items in _by_path(redactions).items():
         parent: Any = out
         try:
@@ -270,7 +270,7 @@ def reveal(
 
 def mark(
     report: Mapping[str, Any], redactions: Iterable[Redaction], reveal: Collection[str] = ()
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A copy with each redaction wrapped in preview markers; ids in `reveal` show the original."""
 
     def wrap(r: Redaction) -> str:

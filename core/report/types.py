@@ -109,7 +109,7 @@ class Chart(_Part, frozen=True, kw_only=True):
     data: Json
 
 
-def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+def _from_v1(data: dict[str, object]) -> dict[str, object]:
     """Version 1 had no answer and no origin: both empty."""
     return {**data, "answer": None, "origin": None}
 

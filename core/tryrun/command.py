@@ -86,7 +86,7 @@ def add_parser(
 
 def run(args: argparse.Namespace) -> int:
     """Run `try`."""
-    from core.ops.tryrun import try_command
+    from core.ops.tryrun import Hooks, try_command
     from core.tryrun.runner import TryOptions
 
     command = list(args.command)
@@ -100,25 +100,19 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
     )
     quiet = bool(args.json)
-    result = try_command(
-        opts,
-        fixes=args.fixes,
+    hooks = Hooks(
         open_kb=lambda: open_kb_for(args),  # the bundled KB, --kb-extra and $CUDA_CLINIC_KB_EXTRA
         on_line=None if quiet else _echo,
         on_phase=None if quiet else _phase,
         on_fix=None if quiet else _announce,
         confirm=lambda entries: _confirm(entries, args.yes),
-        save=False,  # saved below: a busy database must not cost the printed result
     )
-    unsaved = None
+    result = try_command(opts, fixes=args.fixes, hooks=hooks)
+    unsaved = None  # busy: the run is kept and added later; said last
     if not args.no_save:
-        from core.errors import HistoryError
-        from core.ops.save import record_try
+        from core.ops.save import save_try
 
-        try:
-            result.id = record_try(result)
-        except HistoryError as exc:  # busy: the run is kept and added later; say it last
-            unsaved = exc
+        unsaved = save_try(result)
     if args.json:
         result.summary_text = result.summary()
         sys.stdout.write(encode_json(result) + "\n")

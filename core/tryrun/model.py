@@ -114,9 +114,9 @@ class FixRun(Draft, kw_only=True):
     new_error: str | None = None  # the KB entry of a different failure
     cost: Cost | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data."""
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, object] = to_builtins(self)
         return data
 
 
@@ -170,12 +170,12 @@ class TryResult(Draft, kw_only=True):
         self.summary_text = self.summary()
         return self
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data (the `--json` output and the stored form)."""
-        data: dict[str, Any] = to_builtins(self.settled())
+        data: dict[str, object] = to_builtins(self.settled())
         return data
 
 
-def fix_runs_from(items: list[dict[str, Any]]) -> list[FixRun]:
+def fix_runs_from(items: list[dict[str, object]]) -> list[FixRun]:
     """FixRuns back from stored dicts."""
     return convert(items, list[FixRun], name="a saved try run", what="fix list")

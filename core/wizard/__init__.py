@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-import msgspec
-
 from core.errors import UsageError
 from core.wizard.catalog import SCENARIOS
 from core.wizard.model import OUTCOMES, Requirements, Scenario, Step
@@ -39,22 +37,15 @@ def get_scenario(scenario_id: str) -> Scenario:
     raise UsageError(f"unknown scenario {scenario_id!r}; known: {known}")
 
 
-def run_wizard(  # noqa: PLR0917 - the documented signature
+def run_wizard(
     scenario_id: str,
     python: str | None = None,
     timeout: float | None = None,
     on_event: Callable[[WizardEvent], None] | None = None,
     cancel: threading.Event | None = None,
-    save: bool = True,
 ) -> WizardRun:
-    """Run a scenario in the target interpreter; save it in the user database when `save`
-    (never a run that could not start here: `cannot_run` says why)."""
+    """Run a scenario in the target interpreter (`cannot_run` says why one could not start
+    here). Nothing is saved: `core.ops.wizard.wizard` runs and saves, for every surface."""
     from core.wizard.runner import run_wizard as run
 
-    result = run(get_scenario(scenario_id), python, timeout, on_event, cancel)
-    # A run this machine could not make says nothing about the error: it is not kept.
-    if save and not result.cannot_run:  # busy: kept for later and said (HistoryBusyError)
-        from core.history import store
-
-        result = msgspec.structs.replace(result, id=store("wizard", result))
-    return result
+    return run(get_scenario(scenario_id), python, timeout, on_event, cancel)

@@ -46,7 +46,7 @@ def _fields(entry: Entry, prefix: str, given: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _params(base: dict[str, Any], spec: StepSpec) -> dict[str, Any]:
+def _params(base: dict[str, object], spec: StepSpec) -> dict[str, object]:
     """The inherited params, the step's own over them, the dropped keys removed."""
     merged = {**base, **(spec.params if spec.params is not UNSET else {})}
     for key in spec.drop_params if spec.drop_params is not UNSET else []:

@@ -43,7 +43,7 @@ class Requirements:
         gpus = max(self.gpus, 1 if self.cuda else 0)
         return {0: "CPU", 1: "one GPU"}.get(gpus, f"{gpus} GPUs")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data."""
         return {
             "cuda": self.cuda,
@@ -81,7 +81,7 @@ class Step:
         """The step file."""
         return STEPS_DIR / self.file
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data (without the predicate)."""
         return {
             "name": self.name,
@@ -127,7 +127,7 @@ class Scenario:
         """The repro followed by the workarounds."""
         return (self.repro, *self.workarounds)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain data for listings and run records."""
         return {
             "id": self.id,

@@ -166,9 +166,9 @@ class WizardRun(Versioned, frozen=True, kw_only=True):
     charts: list[Chart] | UnsetType = UNSET  # from the scenario's summary (Extras)
     summary: str | UnsetType = UNSET
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The run JSON (plain data), as saved and printed."""
-        data: dict[str, Any] = to_builtins(self)
+        data: dict[str, object] = to_builtins(self)
         return data
 
     @classmethod

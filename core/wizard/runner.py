@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import msgspec
 
@@ -65,7 +64,7 @@ def _matches(pattern: str, text: str) -> bool:
     return bool(pattern) and re.search(pattern, text, re.IGNORECASE | re.DOTALL) is not None
 
 
-Context = dict[str, Any]  # {"repro": value, <step>: value, "repro_clean": bool}
+Context = dict[str, object]  # {"repro": value, <step>: value, "repro_clean": bool}
 
 
 def judge(

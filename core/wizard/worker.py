@@ -40,7 +40,7 @@ KILL_GRACE_S = 1.0
 READ_CHUNK = 1 << 20
 POLL_S = 0.05
 
-EventCallback = Callable[[dict[str, Any]], None]
+EventCallback = Callable[[dict[str, object]], None]
 
 
 @dataclass
@@ -66,7 +66,7 @@ class StepResult:
         """True when the step returned a value."""
         return self.status == "ok"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data."""
         return asdict(self)
 
@@ -221,14 +221,14 @@ class _Child:
         ]
         for thread in self.threads:
             thread.start()
-        self.info: dict[str, Any] = {}
+        self.info: dict[str, object] = {}
 
     @property
     def alive(self) -> bool:
         """True while the process runs."""
         return self.proc.poll() is None
 
-    def send(self, message: dict[str, Any]) -> bool:
+    def send(self, message: dict[str, object]) -> bool:
         """Write one request line; False when the child no longer reads."""
         assert self.proc.stdin is not None
         try:
@@ -326,7 +326,7 @@ class Worker:
         return self._child.proc.pid if self._child and self._child.alive else None
 
     @property
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, object]:
         """What the child reported at start-up (python version, executable, platform)."""
         return dict(self._child.info) if self._child else {}
 
@@ -334,7 +334,7 @@ class Worker:
         self,
         file: str | Path,
         function: str,
-        params: dict[str, Any],
+        params: dict[str, object],
         timeout: float,
         on_event: EventCallback | None = None,
         cancel: threading.Event | None = None,
@@ -420,7 +420,7 @@ class Worker:
                 return self._end(child, "protocol_error", started, detail=f"garbage: {payload!r}")
             if kind == "eof":
                 return self._channel_closed(child, started)
-            message: dict[str, Any] = payload
+            message: dict[str, object] = payload
             mtype = message.get("type")
             if mtype == "ready":
                 child.info = {k: v for k, v in message.items() if k != "type"}
@@ -434,7 +434,9 @@ class Worker:
                     )
                 return self._finish_result(child, message, started)
 
-    def _finish_result(self, child: _Child, message: dict[str, Any], started: float) -> StepResult:
+    def _finish_result(
+        self, child: _Child, message: dict[str, object], started: float
+    ) -> StepResult:
         """Turn a result message into a StepResult; a poisoned child is left to exit."""
         child.settle()
         out, dropped_out = child.stdout.take()

@@ -62,7 +62,7 @@ class Channel:
         self._stream = stream
         self._lock = threading.Lock()
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, object]) -> None:
         """Write one message as a line and flush it at once."""
         line = json.dumps(message, default=repr) + "\n"
         with self._lock:
@@ -79,9 +79,9 @@ def _poisoned(exc: BaseException) -> bool:
     return any(marker in text for marker in POISON_MARKERS)
 
 
-def _error_dict(exc: BaseException) -> dict[str, Any]:
+def _error_dict(exc: BaseException) -> dict[str, object]:
     """The error as plain data, with the CUDA error code when torch attached one."""
-    error: dict[str, Any] = {
+    error: dict[str, object] = {
         "type": type(exc).__name__,
         "qualname": type(exc).__module__ + "." + type(exc).__qualname__,
         "message": str(exc),
@@ -97,7 +97,7 @@ class StepLoader:
     """Loads step files by path, once per file version (a warm worker keeps them)."""
 
     def __init__(self) -> None:
-        self._modules: dict[str, Any] = {}
+        self._modules: dict[str, object] = {}
 
     def function(self, path: str, name: str) -> Callable[..., Any]:
         """The function `name` of the step file at `path`."""
@@ -184,7 +184,7 @@ def run_request(request: dict[str, Any], loader: StepLoader, channel: Channel) -
     if isinstance(hang_dump_s, (int, float)) and hang_dump_s > 0:
         faulthandler.dump_traceback_later(hang_dump_s, repeat=False, file=sys.stderr)
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: dict[str, object]) -> None:
         if not isinstance(event, dict):
             raise TypeError(f"emit() takes a dict, got {type(event).__name__}")
         clash = [key for key in RESERVED_EVENT_KEYS if key in event]
@@ -195,7 +195,7 @@ def run_request(request: dict[str, Any], loader: StepLoader, channel: Channel) -
         channel.send(message)
 
     start = time.perf_counter()
-    result: dict[str, Any] = {"type": "result", "id": req_id}
+    result: dict[str, object] = {"type": "result", "id": req_id}
     poisoned = False
     try:
         shim = request.get("shim")

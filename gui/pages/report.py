@@ -34,7 +34,7 @@ FORMATS = (
     ("pdf", "PDF"),
     ("json", "JSON"),
 )
-Built = tuple[dict[str, Any], list[Redaction], list[str]]
+Built = tuple[dict[str, object], list[Redaction], list[str]]
 
 
 class PreviewBrowser(QTextBrowser):
@@ -87,7 +87,7 @@ class ReportPage(Page):
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
-        self.shared: dict[str, Any] | None = None
+        self.shared: dict[str, object] | None = None
         self.items: list[Redaction] = []
         self.revealed: set[str] = set()
         self.run_ids: list[int] | None = None

@@ -266,17 +266,16 @@ class TryTab(QWidget):
     def _run_original(
         result: Any, emit: Any, cancel: threading.Event, packs: list[str] | None = None
     ) -> Any:
-        from core.ops.tryrun import try_original
+        from core.ops.tryrun import Hooks, try_original
 
         batch = _Batcher(emit)
-        original = try_original(
-            result,
+        hooks = Hooks(
             open_kb=lambda: _open_kb(packs),
             on_line=batch.add,
             on_phase=lambda _p, w: emit({"type": "phase", "waiting": w}),
             cancel=cancel,
-            save=False,
         )
+        original = try_original(result, hooks)
         batch.close()
         _save(result, emit)
         return ("original", result, original)
@@ -289,7 +288,7 @@ class TryTab(QWidget):
         cancel: threading.Event,
         packs: list[str] | None = None,
     ) -> Any:
-        from core.ops.tryrun import try_fixes
+        from core.ops.tryrun import Hooks, try_fixes
 
         batch = _Batcher(emit)
 
@@ -298,23 +297,21 @@ class TryTab(QWidget):
             emit({"type": "lines", "text": f"--- re-run {name} ---"})
             emit({"type": "phase", "waiting": waiting})
 
-        try_fixes(
-            result,
-            original,
+        hooks = Hooks(
             open_kb=lambda: _open_kb(packs),
             on_line=batch.add,
             on_phase=phase,
             cancel=cancel,
-            save=False,
             # the user saw every re-run (pack fixes marked as such) and pressed "Run these"
             confirm=lambda _entries: None,
         )
+        try_fixes(result, original, hooks)
         batch.close()
         _save(result, emit)
         return ("fixes", result, original)
 
     # -- GUI thread -----------------------------------------------------------------------
-    def _on_event(self, event: dict[str, Any]) -> None:
+    def _on_event(self, event: dict[str, object]) -> None:
         if event.get("type") == "lines":
             self.log.append_line(str(event["text"]))
         elif event.get("type") == "phase":
@@ -350,7 +347,7 @@ class TryTab(QWidget):
                 else "Nothing left to re-run: the details below say what each re-run showed"
             )
 
-    def _show_answer(self, data: dict[str, Any] | None) -> None:
+    def _show_answer(self, data: dict[str, object] | None) -> None:
         """The answer card on top of the details (none before a run has failed)."""
         clear_layout(self.answer_holder, keep=1)  # the column ends in a stretch: keep it
         self.answer_card = None
@@ -399,13 +396,11 @@ def _open_kb(packs: list[str] | None) -> Any:
 def _save(result: Any, emit: Any) -> None:
     """Save the run; a busy database keeps it for later, and the log says so (the result
     still shows)."""
-    from core.errors import HistoryError
-    from core.ops.save import record_try
+    from core.ops.save import save_try
 
-    try:
-        result.id = record_try(result)
-    except HistoryError as exc:
-        emit({"type": "lines", "text": f"Not saved: {exc}"})
+    unsaved = save_try(result)
+    if unsaved is not None:
+        emit({"type": "lines", "text": f"Not saved: {unsaved}"})
 
 
 def result_html(result: Any) -> str:

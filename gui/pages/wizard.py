@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from core.env import Environment, detect
 from core.history_rows import RunRow
 from core.kb import Entry
+from core.models import to_builtins
 from core.ops.wizard import wizard
 from core.wizard import get_scenario, scenarios
 from core.wizard.availability import Machine, grouped, why_not_here
@@ -85,7 +86,7 @@ class WizardPage(Page):
         super().__init__(ctx, parent)
         self.scenario: Scenario | None = None
         self.task: RunTask | None = None
-        self.run: dict[str, Any] | None = None
+        self.run: WizardRun | None = None
         self.env: Environment | None = None
         self.entry: Entry | None = None
         self.cannot_run = ""  # why this machine cannot run the chosen scenario ("" if it can)
@@ -441,18 +442,17 @@ class WizardPage(Page):
             )
             self.run_progress.setValue(self.run_progress.value() + 1)
 
-    def _on_finished(self, result: Any) -> None:
+    def _on_finished(self, run: WizardRun) -> None:
         self._run_ended()
-        run = result.to_dict()
-        if run.get("cannot_run"):
-            self.cannot_run = str(run["cannot_run"])
+        if run.cannot_run:
+            self.cannot_run = run.cannot_run
             self.status.emit(f"Cannot run here: {self.cannot_run}. Nothing was saved.")
             self.stepper.reset()
             self._set_runnable()
             self.show_step(RECOMMEND)
             return
         self.show_run(run)
-        self.status.emit(f"Wizard finished: {run.get('outcome')}.")
+        self.status.emit(f"Wizard finished: {run.outcome}.")
         self._load_history()
 
     def _on_failed(self, exc: BaseException) -> None:
@@ -468,18 +468,18 @@ class WizardPage(Page):
         self.cancel_button.setEnabled(False)
         self.scenario_list.setEnabled(True)
 
-    def show_run(self, run: dict[str, Any]) -> None:
+    def show_run(self, run: WizardRun) -> None:
         """Show a finished (or stored) run on every pane and open its recommendation."""
         self.run = run
         colors = self.ctx.theme.colors
-        steps = run.get("steps") or []
-        self.table.set_steps(steps, colors)
-        for step in steps:
-            for text in (step.get("error"), step.get("stderr_tail")):
-                if text and step.get("outcome") not in ("fixed",):
-                    self.log.append_line(f"--- {step['name']}: {str(text).strip()[-2000:]}")
-        outcome = str(run.get("outcome"))
-        self.step_label.setText(f"Finished in {float(run.get('duration_s', 0)):.1f} s: {outcome}.")
+        self.table.set_steps([to_builtins(step) for step in run.steps], colors)
+        for step in run.steps:
+            tail = step.stderr_tail if isinstance(step.stderr_tail, str) else None
+            for text in (step.error, tail):
+                if text and step.outcome != "fixed":
+                    self.log.append_line(f"--- {step.name}: {text.strip()[-2000:]}")
+        outcome = run.outcome
+        self.step_label.setText(f"Finished in {run.duration_s:.1f} s: {outcome}.")
         self.run_progress.setValue(self.run_progress.maximum())
         failed = outcome in ("crashed", "timed_out", "cancelled")
         # A skipped run did not reproduce or try anything: no tick on those steps, and the
@@ -492,11 +492,11 @@ class WizardPage(Page):
         self.stepper.set_state(RECOMMEND, "skipped" if skipped else "done")
         self.stepper.reached = RECOMMEND
         self._render_results(run)
-        self.verdict.setHtml(verdict_html(run, colors))
+        self.verdict.setHtml(verdict_html(run.verdict, colors))
         self._show_fix(run)
         self.show_step(RECOMMEND)
 
-    def _show_fix(self, run: dict[str, Any] | None) -> None:
+    def _show_fix(self, run: WizardRun | None) -> None:
         """The Fix step: the answer for this entry, ranked with what this run verified; when
         nothing ran here, the KB's fix, marked not verified on this machine."""
         clear_layout(self.snippet_holder)
@@ -508,13 +508,12 @@ class WizardPage(Page):
         from core.answer import entry_answer
         from core.answer.local import wizard_fixes
 
-        ran = run is not None and run.get("outcome") != "skipped" and not run.get("cannot_run")
-        reason = self.cannot_run or str((run or {}).get("cannot_run") or "")
+        ran = run is not None and run.outcome != "skipped" and not run.cannot_run
+        reason = self.cannot_run or (run.cannot_run if run is not None else "")
         if not ran and not reason and run is not None:
-            first: dict[str, Any] = next(iter(run.get("steps") or []), {})
-            reason = str(first.get("note") or "it was skipped")
+            reason = (run.steps[0].note if run.steps else "") or "it was skipped"
         note = f"not verified on this machine: {reason}" if not ran else ""
-        local = wizard_fixes(WizardRun.from_dict(run)) if ran and run else []
+        local = wizard_fixes(run) if ran and run is not None else []
         answer = entry_answer(entry, local=local, note=note)
         card = AnswerCard(answer, self.ctx.theme.colors, verify_text="Verify on your script")
         card.open_button.setVisible(False)
@@ -522,7 +521,7 @@ class WizardPage(Page):
         self.answer_card = card
         self.snippet_holder.addWidget(card)
 
-    def _render_results(self, run: dict[str, Any]) -> None:
+    def _render_results(self, run: WizardRun) -> None:
         chart = timing_chart(run)
         if chart is None:
             self.chart_note.setText("This run measured no timings (nothing ran to completion).")
@@ -545,7 +544,7 @@ class WizardPage(Page):
 
     def _on_report(self) -> None:
         if self.run is not None:
-            self.navigate.emit("report", {"run_id": self.run.get("id")})
+            self.navigate.emit("report", {"run_id": self.run.id})
 
     # --- history ----------------------------------------------------------------------------
 
@@ -582,12 +581,12 @@ class WizardPage(Page):
     def _on_stored_run(self, run: WizardRun) -> None:
         self.log.clear()
         self.log.append_line(f"Stored run {run.id} from {run.started.replace('T', ' ')[:16]}.")
-        self.show_run(run.to_dict())
+        self.show_run(run)
 
     def _on_theme_changed(self, colors: Any) -> None:
         self.stepper.set_colors(colors)
         if self.run is not None:
-            self.table.set_steps(self.run.get("steps") or [], colors)
-            self.verdict.setHtml(verdict_html(self.run, colors))
+            self.table.set_steps([to_builtins(step) for step in self.run.steps], colors)
+            self.verdict.setHtml(verdict_html(self.run.verdict, colors))
             if self.chart.chart is not None:
                 self.chart.set_colors(colors)

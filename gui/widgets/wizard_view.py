@@ -8,8 +8,17 @@ from typing import Any
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from core.bench.charts import BarChart, Series
+from core.models import to_builtins
 from core.wizard.model import dig
-from core.wizard.record import ProbeStarted, StepEvent, StepFinished, StepStarted, WizardEvent
+from core.wizard.record import (
+    ProbeStarted,
+    StepEvent,
+    StepFinished,
+    StepStarted,
+    Verdict,
+    WizardEvent,
+    WizardRun,
+)
 from gui.theme import Colors, role_colors
 from gui.widgets.cards import VERDICT_TEXT
 
@@ -52,7 +61,7 @@ class StepTable(QTableWidget):
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.rows: dict[str, int] = {}
 
-    def set_steps(self, steps: list[dict[str, Any]], colors: Colors) -> None:
+    def set_steps(self, steps: list[dict[str, object]], colors: Colors) -> None:
         """Show planned steps (scenario data) or finished records (run data)."""
         self.setRowCount(0)
         self.rows = {}
@@ -66,7 +75,7 @@ class StepTable(QTableWidget):
             self.setItem(row, 3, QTableWidgetItem(str(step.get("claim") or "")))
             self.update_step(step, colors)
 
-    def update_step(self, step: dict[str, Any], colors: Colors) -> None:
+    def update_step(self, step: dict[str, object], colors: Colors) -> None:
         """Fill the outcome, time and note of one step."""
         row = self.rows.get(str(step.get("name") or step.get("step")))
         if row is None:
@@ -79,11 +88,14 @@ class StepTable(QTableWidget):
             item.setBackground(_qcolor(bg))
         self.setItem(row, 1, item)
         seconds = step.get("duration_s")
-        timing = dig(step.get("value"), "timing.median_ms")
+        value = step.get("value")
+        timing = dig(value, "timing.median_ms") if isinstance(value, dict) else None
         text = (
             f"{timing:.1f} ms/step"
             if isinstance(timing, (int, float))
-            else (f"{float(seconds):.2f} s" if seconds else "")
+            else (
+                f"{float(seconds):.2f} s" if isinstance(seconds, (int, float)) and seconds else ""
+            )
         )
         self.setItem(row, 2, QTableWidgetItem(text))
         self.setItem(row, 4, QTableWidgetItem(str(step.get("note") or step.get("error") or "")))
@@ -96,9 +108,9 @@ def _qcolor(value: str) -> Any:
     return QColor(value)
 
 
-def timing_chart(run: dict[str, Any]) -> BarChart | None:
+def timing_chart(run: WizardRun) -> BarChart | None:
     """Median time per training step of the baseline and each workaround that ran, if timed."""
-    steps = run.get("steps") or []
+    steps = [to_builtins(step) for step in run.steps]
     categories: list[str] = []
     values: list[float | None] = []
     lows: list[float | None] = []
@@ -130,9 +142,9 @@ def timing_chart(run: dict[str, Any]) -> BarChart | None:
     repeats.discard(None)
     shown = f" of {max(repeats)} repeats" if repeats else ""
     return BarChart(
-        id=f"wizard-{dig(run, 'scenario.id')}",
+        id=f"wizard-{run.scenario.get('id')}",
         title="What each fix costs: median time per step",
-        subtitle=f"{run.get('python', '')}",
+        subtitle=run.python,
         categories=tuple(categories),
         series=(Series("median", tuple(values), tuple(lows), tuple(highs)),),
         axis_label="Median time per step",
@@ -148,41 +160,35 @@ def _spread(values: list[float | None]) -> float:
     return max(known) / min(known) if known else 1.0
 
 
-def verdict_html(run: dict[str, Any], colors: Colors) -> str:
+def verdict_html(verdict: Verdict | None, colors: Colors) -> str:
     """The recommendation: what was observed, what fixes it here and at what cost."""
-    verdict = run.get("verdict") or {}
-    parts = [f"<p style='font-size:11pt'>{html.escape(str(verdict.get('summary', '')))}</p>"]
-    recs = verdict.get("recommendations") or []
-    if recs:
-        items = "".join(f"<li>{html.escape(str(r))}</li>" for r in recs)
+    if verdict is None:
+        return "<p style='font-size:11pt'></p>"
+    parts = [f"<p style='font-size:11pt'>{html.escape(verdict.summary)}</p>"]
+    if verdict.recommendations:
+        items = "".join(f"<li>{html.escape(r)}</li>" for r in verdict.recommendations)
         parts.append(f"<h4>Recommended change</h4><ul>{items}</ul>")
-    fixes = verdict.get("verified_fixes") or []
-    if fixes:
+    if verdict.verified_fixes:
         rows = "".join(
-            f"<tr><td>{html.escape(str(f.get('title')))}</td>"
-            f"<td align='right'>{_ratio(f.get('cost_ratio'))}</td></tr>"
-            for f in fixes
+            f"<tr><td>{html.escape(f.title)}</td><td align='right'>{_ratio(f.cost_ratio)}</td></tr>"
+            for f in verdict.verified_fixes
         )
         parts.append(
             "<h4>Verified on this machine</h4><table cellpadding='4'>"
             "<tr><th align='left'>Fix</th><th align='right'>Time vs baseline</th></tr>"
             f"{rows}</table>"
         )
-    not_fixes = verdict.get("not_fixes") or []
-    if not_fixes:
-        items = "".join(
-            f"<li>{html.escape(str(n.get('title') or n.get('step')))}</li>" for n in not_fixes
-        )
+    if verdict.not_fixes:
+        items = "".join(f"<li>{html.escape(n.title or n.step)}</li>" for n in verdict.not_fixes)
         parts.append(f"<h4>Tried, does not fix it here</h4><ul>{items}</ul>")
-    claims = verdict.get("claims") or []
-    if claims:
+    if verdict.claims:
         rows = "".join(
-            f"<tr><td>{html.escape(str(c.get('claim')))}</td>"
-            f"<td>{html.escape(str(c.get('claimed')))}</td>"
-            f"<td>{html.escape(str(c.get('measured')))}</td>"
-            f"<td style='color:{_claim_verdict(c.get('holds'), colors)[1]}'>"
-            f"{_claim_verdict(c.get('holds'), colors)[0]}</td></tr>"
-            for c in claims
+            f"<tr><td>{html.escape(c.claim)}</td>"
+            f"<td>{html.escape(c.claimed)}</td>"
+            f"<td>{html.escape(c.measured)}</td>"
+            f"<td style='color:{_claim_verdict(c.holds, colors)[1]}'>"
+            f"{_claim_verdict(c.holds, colors)[0]}</td></tr>"
+            for c in verdict.claims
         )
         parts.append(
             "<h4>The source's claims against our measurement</h4><table cellpadding='4'>"

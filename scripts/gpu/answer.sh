@@ -6,16 +6,9 @@
 #     match --json on the recorded issue-17 log, report --error as PDF (pages) and JSON.
 # Writes one file per step into OUTDIR plus summary.txt; each step is bounded (timeout -k 5);
 # about 2 minutes on an H200. Usage (from anywhere): bash scripts/gpu/answer.sh OUTDIR
-set -u
-out=${1:?usage: answer.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data-answer}
+data_dir=/tmp/clinic-data-answer
+. "$(dirname "$0")/lib/prelude.sh"
 export QT_QPA_PLATFORM=offscreen
-PY=${PYTHON:-python3}
 lines=()
 
 timeout -k 5 40 "$PY" -m core env --json --deep >"$out/env.json" 2>"$out/env.stderr"

@@ -11,21 +11,10 @@
 #      the CUDA warm-up switched off as a variant
 #   4. the gpu-marked env tests (NVML links read through ctypes against nvidia-ml-py, ...)
 # summary.txt: one line per step, the matrix's first findings, the benchmark's ratio.
-set -u
-out=${1:?usage: env2.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
+. "$(dirname "$0")/lib/prelude.sh"
 budget=470
-start=$SECONDS
 summary="$out/summary.txt"
 : >"$summary"
-log() { echo "$*" | tee -a "$summary"; }
-left() { echo $(( budget - (SECONDS - start) )); }
 
 log "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $("$PY" -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())' 2>&1 | tail -1)"
 

@@ -12,21 +12,10 @@
 #   3. env --deep against collect_env: benchmarks/bench_env_deep.py, 5 alternating rounds, with
 #      one more run's stage times (CUDA_CLINIC_TIMING)
 #   4. the gpu-marked env tests
-set -u
-out=${1:?usage: env2short.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
+. "$(dirname "$0")/lib/prelude.sh"
 budget=180
-start=$SECONDS
 summary="$out/summary.txt"
 : >"$summary"
-log() { echo "$*" | tee -a "$summary"; }
-left() { echo $(( budget - (SECONDS - start) )); }
 
 log "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $("$PY" -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())' 2>&1 | tail -1)"
 

@@ -7,21 +7,10 @@
 #   2. env --deep against collect_env: benchmarks/bench_env_deep.py, 5 alternating rounds
 #   3. `cuda-clinic nccl --nproc 4 --json`
 # summary.txt: one line per step, the NVLink rows, the benchmark's ratio, the NCCL verdict.
-set -u
-out=${1:?usage: env4.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
+. "$(dirname "$0")/lib/prelude.sh"
 budget=300
-start=$SECONDS
 summary="$out/summary.txt"
 : >"$summary"
-log() { echo "$*" | tee -a "$summary"; }
-left() { echo $(( budget - (SECONDS - start) )); }
 
 timeout -k 2 15 nvidia-smi -L | sed -E 's/\(UUID: [^)]*\)//' >"$out/nvidia-smi.txt" 2>&1
 timeout -k 2 15 nvidia-smi topo -m >"$out/topo.txt" 2>&1

@@ -9,27 +9,16 @@
 # Usage: bash scripts/gpu/env_matrix.sh OUTDIR     (scripts/gpu_run.sh env_matrix does this)
 # MATRIX_ONLY="setup setup ..." runs only those setups.
 # Afterwards, here: python scripts/import_env_matrix.py OUTDIR   (redacts, writes fixtures)
-set -u
-out=${1:?usage: env_matrix.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
+. "$(dirname "$0")/lib/prelude.sh"
 repo=$PWD
-export PYTHONPATH=${PYTHONPATH:-$repo}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
 budget=${MATRIX_BUDGET:-300}
 per_setup=25
-start=$SECONDS
 tmp=/tmp/clinic-matrix   # a fixed name: the fixtures show these paths, and redaction keeps them
 rm -rf "$tmp" && mkdir -p "$tmp"
 summary="$out/summary.txt"
 : >"$summary"
 trap 'rm -rf "$tmp"' EXIT
 
-log() { echo "$*" | tee -a "$summary"; }
-left() { echo $(( budget - (SECONDS - start) )); }
 
 # ---- facts about this machine (for the importer and the closing note)
 timeout -k 2 10 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader \

@@ -9,20 +9,10 @@
 #   4. the NCCL wizards with --json
 # summary.txt: one line per check, then our all_reduce busbw at 1 GiB vs nccl-tests' and the
 # ratio (must be within 10%). Usage (repo root as cwd): bash scripts/gpu/nccl.sh OUTDIR
-set -u
-out=${1:?usage: nccl.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
+. "$(dirname "$0")/lib/prelude.sh"
 budget=330
-start=$SECONDS
 lines=()
 
-left() { echo $(( budget - (SECONDS - start) )); }
 note() { lines+=("$1"); echo "$1"; }
 # run NAME LIMIT CMD...: bounded by LIMIT and by what is left of the budget; stdout to NAME.out
 run() {

@@ -5,15 +5,7 @@
 # it), and the SIGKILL-while-saving and corrupt-database drills. At most about 1 minute:
 # the selftest is cut at 50 s, the summary step at 10 s.
 # Usage (from anywhere): bash scripts/gpu/selftest.sh OUTDIR
-set -u
-out=${1:?usage: selftest.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
+. "$(dirname "$0")/lib/prelude.sh"
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/nvidia-smi.txt" 2>&1
 start=$SECONDS

@@ -4,20 +4,12 @@
 # of every fix. Each script is bounded (timeout -k 5), one failing never stops the others, and
 # the whole script stops starting new ones once its 205 s budget is spent (at most ~3.5 min).
 # Usage (from anywhere): bash scripts/gpu/try.sh OUTDIR [SCRIPT.py ...]
-set -u
-out=${1:?usage: try.sh OUTDIR [SCRIPT.py ...]}
+usage="try.sh OUTDIR [SCRIPT.py ...]"
+. "$(dirname "$0")/lib/prelude.sh"
 shift
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
-export CUDA_CLINIC_DATA_DIR=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
 budget=205      # seconds for the whole script
 per_run=60      # --timeout of each run (the original and each re-run)
 per_script=110  # seconds for one script's whole try (original + fixes)
-start=$SECONDS
 
 if [ "$#" -gt 0 ]; then
   scripts=("$@")

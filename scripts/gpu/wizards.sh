@@ -20,17 +20,11 @@
 #   scripts/gpu_run.sh wizards; WIZARD_SET=new (or recorded) runs only the wizards without a
 #   record of their current steps (or only the re-runs).
 # Then, on the workstation: python scripts/import_evidence.py OUTDIR/*.json --keep --update-kb
-set -u
-out=${1:?usage: wizards.sh OUTDIR [SCENARIO_ID ...]}
+usage="wizards.sh OUTDIR [SCENARIO_ID ...]"
+. "$(dirname "$0")/lib/prelude.sh"
 shift
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/../.." || exit 2
-export PYTHONPATH=${PYTHONPATH:-$PWD}
-export PYTHONUNBUFFERED=1
 export CUDA_CLINIC_EXT_CACHE=${CUDA_CLINIC_EXT_CACHE:-/tmp/cuda-clinic-ext}
 data=${CUDA_CLINIC_DATA_DIR:-/tmp/clinic-data}
-PY=${PYTHON:-python3}
 budget=${WIZARD_BUDGET_S:-540}   # seconds for the whole script
 light_cap=90                     # seconds for one recorded light wizard (as recorded)
 new_cap=300                      # seconds for one new wizard (builds, compute-sanitizer)
@@ -38,7 +32,6 @@ heavy_cap=75                     # seconds for one exclusive wizard
 per_step=45                      # --timeout for re-runs of recorded wizards
 jobs=${WIZARD_JOBS:-6}           # light wizards at once
 heavy_estimate=35                # seconds kept for each exclusive wizard after phases A and B
-start=$SECONDS
 
 if [ "$#" -eq 0 ] && [ -n "${WIZARD_IDS:-}" ]; then
   set -- $WIZARD_IDS
@@ -127,7 +120,6 @@ run_one() {  # ID CAP: one wizard, its own data dir (parallel runs share no SQLi
   echo "$(( SECONDS - t0 ))" >"$out/$slug.seconds"
 }
 
-left() { echo $(( budget - (SECONDS - start) )); }
 skip() { echo "NOT RUN (script time budget spent)" >"$out/${1//\//__}.skip"; }
 
 heavy_count=$(printf '%s\n' "$heavy" | grep -c . || true)

@@ -20,7 +20,7 @@ RAN = {"reproduced", "not_reproduced"}
 
 
 def run(scenario_id: str) -> dict[str, Any]:
-    data = run_wizard(scenario_id, save=False).to_dict()
+    data = run_wizard(scenario_id).to_dict()
     for step in data["steps"]:
         assert step["outcome"] in OUTCOMES
         assert step["outcome"] not in ("crashed", "timed_out"), (step["name"], step["note"])

@@ -56,8 +56,8 @@ def test_cpu_wizard_run_shows_outcomes_chart_and_fix(qtbot, ctx: AppContext) -> 
     assert page.stack.currentIndex() == REPRODUCE
     qtbot.wait_until(lambda: page.run is not None, timeout=120000)
     run = page.run
-    assert run["outcome"] == "reproduced"
-    outcomes = {s["name"]: s["outcome"] for s in run["steps"]}
+    assert run.outcome == "reproduced"
+    outcomes = {s.name: s.outcome for s in run.steps}
     assert outcomes["cast-input"] == "fixed"
     # The step table shows what happened to each step.
     row = page.table.rows["cast-input"]
@@ -68,7 +68,7 @@ def test_cpu_wizard_run_shows_outcomes_chart_and_fix(qtbot, ctx: AppContext) -> 
     # Results chart drawn from the measured timings, recommendation with the code change.
     assert page.chart.chart is not None and "baseline" in page.chart.chart.categories[0]
     assert page.stack.currentIndex() == RECOMMEND
-    assert "x.to(" in page.verdict.toPlainText() or "x = x.to(" in run["verdict"]["summary"]
+    assert "x.to(" in page.verdict.toPlainText() or "x = x.to(" in run.verdict.summary
     # Stored in the history and listed there.
     qtbot.wait_until(lambda: "reproduced" in page.history_list.item(0).text(), timeout=10000)
     assert page.run_button.text() == "Re-run"
@@ -89,7 +89,7 @@ def test_cancel_ends_the_worker_process_group(qtbot, ctx: AppContext) -> None:
     qtbot.wait_until(lambda: page.run is not None, timeout=30000)
     assert not _group_alive(pgid)
     assert not _workers()
-    skipped = [s for s in page.run["steps"] if s["outcome"] in ("skipped", "cancelled")]
+    skipped = [s for s in page.run.steps if s.outcome in ("skipped", "cancelled")]
     assert skipped, "steps after the cancel are not run"
     assert page.run_button.isEnabled()
 
@@ -103,8 +103,8 @@ def test_history_run_reopens(qtbot, ctx: AppContext) -> None:
     qtbot.wait_until(lambda: "reproduced" in page.history_list.item(0).text(), timeout=10000)
     page._on_history_chosen(page.history_list.item(0))
     qtbot.wait_until(lambda: page.run is not None, timeout=10000)
-    assert page.run["id"] == first["id"]
-    assert page.run["verdict"]["summary"] == first["verdict"]["summary"]
+    assert page.run.id == first.id
+    assert page.run.verdict.summary == first.verdict.summary
 
 
 def test_gpu_only_wizard_is_disabled_here_and_its_fix_is_shown_not_verified(

@@ -283,11 +283,11 @@ def _matmul_size(device: torch.device, dtype_name: str, quick: bool) -> int:
 
 
 def time_config(
-    build: Callable[[dict[str, Any], torch.device, torch.dtype], tuple[Any, Sequence[Any]]],
+    build: Callable[[dict[str, object], torch.device, torch.dtype], tuple[Any, Sequence[Any]]],
     params: dict[str, Any],
     device: torch.device,
     dtype: torch.dtype,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Build one sweep configuration and time it with its repeat budget; a configuration torch
     cannot run comes back skipped (the sweep files' run_config)."""
     try:
@@ -306,7 +306,7 @@ def time_config(
         return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
 
 
-def matmul_ceiling(device: torch.device, dtype_name: str, quick: bool = False) -> dict[str, Any]:
+def matmul_ceiling(device: torch.device, dtype_name: str, quick: bool = False) -> dict[str, object]:
     """Measured matmul throughput in `dtype_name` (TFLOP/s): the compute ceiling for shares."""
     n = _matmul_size(device, dtype_name, quick)
     with precision(dtype_name) as dtype:
@@ -333,7 +333,7 @@ def matmul_ceiling(device: torch.device, dtype_name: str, quick: bool = False) -
     return timing
 
 
-def copy_ceiling(device: torch.device, quick: bool = False) -> dict[str, Any]:
+def copy_ceiling(device: torch.device, quick: bool = False) -> dict[str, object]:
     """Measured device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written."""
     nbytes = (256 if quick else 1024) * 2**20 if device.type == "cuda" else 64 * 2**20
     src = random_like_spec((nbytes // 4,), torch.float32, device)
@@ -377,9 +377,9 @@ def load_average() -> list[float] | None:
         return None
 
 
-def environment(device: torch.device) -> dict[str, Any]:
+def environment(device: torch.device) -> dict[str, object]:
     """What the numbers were measured on: device, torch, CUDA, cuDNN, driver, threads."""
-    info: dict[str, Any] = {
+    info: dict[str, object] = {
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
@@ -404,7 +404,9 @@ def environment(device: torch.device) -> dict[str, Any]:
     return info
 
 
-def probe(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def probe(
+    params: dict[str, object], emit: Callable[[dict[str, object]], None]
+) -> dict[str, object]:
     """Step: which device a sweep will measure, what it can run, and the software around it."""
     device = pick_device(params)
     capability = torch.cuda.get_device_capability(device) if device.type == "cuda" else None

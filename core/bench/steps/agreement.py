@@ -86,9 +86,9 @@ def compare(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> d
 
 def _compare(
     params: dict[str, Any],
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[dict[str, object]], None],
     device: torch.device,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The comparison proper, under the thread setting chosen by `compare`."""
     budget = float(params.get("budget_s", 0.5))
     rows = []

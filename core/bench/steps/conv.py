@@ -64,7 +64,9 @@ def _numel(shape: tuple[int, ...]) -> int:
     return count
 
 
-def run_config(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def run_config(
+    params: dict[str, object], emit: Callable[[dict[str, object]], None]
+) -> dict[str, object]:
     """Step: time one convolution configuration; one torch cannot run comes back skipped."""
     device = harness.pick_device(params)
     emit({"kind": "progress", "message": f"conv {params.get('name', '')}"})

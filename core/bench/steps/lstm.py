@@ -32,7 +32,7 @@ def _cell_loop(
     return seq
 
 
-def _model_fn(params: dict[str, Any], model: nn.LSTM) -> Callable[[torch.Tensor], torch.Tensor]:
+def _model_fn(params: dict[str, object], model: nn.LSTM) -> Callable[[torch.Tensor], torch.Tensor]:
     """The forward function of the chosen implementation (weights shared with `model`)."""
     if params["impl"] != "cell_loop":
         return lambda x: model(x)[0]
@@ -74,7 +74,9 @@ def build(
     return run, harness.rotation(make, per_set)
 
 
-def run_config(params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def run_config(
+    params: dict[str, object], emit: Callable[[dict[str, object]], None]
+) -> dict[str, object]:
     """Step: time one LSTM configuration; a configuration torch cannot run comes back skipped."""
     device = harness.pick_device(params)
     emit({"kind": "progress", "message": f"LSTM {params.get('name', '')}"})

@@ -81,12 +81,12 @@ def _guarded(out: dict[str, Any], key: str, fn: Any) -> None:
     LOG.done(key)
 
 
-def _cudnn_versions(torch: Any) -> dict[str, Any]:
+def _cudnn_versions(torch: Any) -> dict[str, object]:
     """What torch was compiled against and what the cuDNN it loaded says (no version check)."""
     cudnn = getattr(torch._C, "_cudnn", None)
     if cudnn is None:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     names = (("cudnn_runtime", "getRuntimeVersion"), ("cudnn_compile", "getCompileVersion"))
     for key, name in names:
         try:
@@ -97,7 +97,7 @@ def _cudnn_versions(torch: Any) -> dict[str, Any]:
     return out
 
 
-def _build_flags(torch: Any, out: dict[str, Any]) -> None:
+def _build_flags(torch: Any, out: dict[str, object]) -> None:
     """Arch list, cuDNN and NCCL versions: none of them initialises CUDA."""
     guarded = {
         "arch_list": lambda: list(torch.cuda.get_arch_list()),
@@ -148,7 +148,7 @@ def _devices_and_peers(torch: Any, count: int) -> dict[str, Any]:
     """Every GPU's checks in threads while this thread reads peer access (2+ GPUs)."""
     import threading
 
-    box: dict[str, Any] = {}
+    box: dict[str, object] = {}
     worker = threading.Thread(
         target=lambda: box.update(devices=GPU.all_devices(torch, count, LOG)), name="gpus"
     )

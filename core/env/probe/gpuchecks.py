@@ -73,10 +73,10 @@ def first_conv(torch: Any, log: Log) -> OpResult:
     return _run_op(torch, 0, "first-conv", conv, log, stage="first conv on cuda:0")
 
 
-def device_info(torch: Any, index: int) -> dict[str, Any]:
+def device_info(torch: Any, index: int) -> dict[str, object]:
     """What torch's CUDA runtime says about one device (its order may differ from NVML's)."""
     props = torch.cuda.get_device_properties(index)
-    info: dict[str, Any] = {
+    info: dict[str, object] = {
         "index": index,
         "name": props.name,
         "compute_capability": [props.major, props.minor],

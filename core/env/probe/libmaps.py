@@ -170,14 +170,14 @@ def mapped_files(maps_text: str) -> list[str]:
     return seen
 
 
-def describe(paths: list[str], read_symbols: bool = True) -> list[dict[str, Any]]:
+def describe(paths: list[str], read_symbols: bool = True) -> list[dict[str, object]]:
     """One record per mapped file: path, folder, family, version and where the version came from."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for path in paths:
         name = os.path.basename(path)
         match = LOADED_LIB.match(name)
         family = match.group(1) if match else None
-        record: dict[str, Any] = {
+        record: dict[str, object] = {
             "path": path,
             "name": name,
             "directory": os.path.dirname(path),
@@ -242,7 +242,7 @@ def cudnn_folders(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     copy first on LD_LIBRARY_PATH, the sub-libraries come from that copy (measured on an H100:
     its missing libcudnn_engines_precompiled made the LSTM fail with SUBLIBRARY_UNAVAILABLE).
     """
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for r in records:
         if not (r["family"] or "").startswith("cudnn") or r["directory"] in out:
             continue
@@ -259,7 +259,7 @@ def cudnn_folders(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def snapshot(read_symbols: bool = True) -> dict[str, Any]:
+def snapshot(read_symbols: bool = True) -> dict[str, object]:
     """The loaded CUDA-stack files of this process, their versions, and incomplete cuDNN folders."""
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:

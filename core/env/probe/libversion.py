@@ -44,7 +44,7 @@ def _graph_beside(path: str) -> str | None:
     return graph if os.path.exists(graph) else None
 
 
-def read_cudnn_version(path: str) -> dict[str, Any]:
+def read_cudnn_version(path: str) -> dict[str, object]:
     """Load `path` (or, for cuDNN 9, its graph library) and ask it for its version; errors
     become an `error` string."""
     out: dict[str, Any] = {"version": None, "version_int": None, "cudart": None, "error": None}

@@ -141,7 +141,7 @@ class _Nvml:
         return int(first.value), int(second.value)
 
 
-def _processes(nvml: _Nvml, handle: ctypes.c_void_p) -> list[dict[str, Any]]:
+def _processes(nvml: _Nvml, handle: ctypes.c_void_p) -> list[dict[str, object]]:
     """Compute processes on one GPU (empty inside a container's PID namespace)."""
     count = ctypes.c_uint(0)
     try:
@@ -162,11 +162,11 @@ def _processes(nvml: _Nvml, handle: ctypes.c_void_p) -> list[dict[str, Any]]:
     return out
 
 
-def _gpu(nvml: _Nvml, index: int) -> dict[str, Any]:
+def _gpu(nvml: _Nvml, index: int) -> dict[str, object]:
     """Every field of one GPU, each guarded on its own."""
     handle = ctypes.c_void_p()
     nvml.call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(index), ctypes.byref(handle))
-    gpu: dict[str, Any] = {"index": index}
+    gpu: dict[str, object] = {"index": index}
     errors: dict[str, str] = {}
 
     def field(key: str, read: Any) -> None:
@@ -214,12 +214,12 @@ def _gpu(nvml: _Nvml, index: int) -> dict[str, Any]:
     return gpu
 
 
-def probe_nvml(links: bool = False) -> dict[str, Any]:
+def probe_nvml(links: bool = False) -> dict[str, object]:
     """Driver version, the driver's maximum CUDA and every GPU; no driver is a normal result.
 
     With `links`, also each GPU's NVLinks, ECC and throttle state and the P2P matrix under
     `links` (nvml_links.py), read on the same NVML session."""
-    out: dict[str, Any] = {"library": None, "error": None, "error_message": None, "gpus": []}
+    out: dict[str, object] = {"library": None, "error": None, "error_message": None, "gpus": []}
     out["kernel_module"] = _kernel_module()
     lib, name, load_error = _load()
     if lib is None:
@@ -270,7 +270,7 @@ def _system(nvml: _Nvml, out: dict[str, Any]) -> None:
             out["gpus"].append({"index": index, "errors": {"handle": str(exc)}})
 
 
-def _links_section(nvml: _Nvml, out: dict[str, Any]) -> dict[str, Any]:
+def _links_section(nvml: _Nvml, out: dict[str, object]) -> dict[str, object]:
     """nvml_links.py's section (loaded by path: the probe runs as a script, not a package)."""
     import importlib.util
 

@@ -158,9 +158,9 @@ def _remote(reader: _Reader, link: int) -> str:
     return pci.busId.decode("ascii", "replace")
 
 
-def _retired(reader: _Reader) -> dict[str, Any] | None:
+def _retired(reader: _Reader) -> dict[str, object] | None:
     """Retired page counts by cause (single/double bit) and whether a retirement is pending."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for cause, key in ((0, "single_bit"), (1, "double_bit")):
         count = ctypes.c_uint(0)
         try:
@@ -183,7 +183,7 @@ def _retired(reader: _Reader) -> dict[str, Any] | None:
     return out
 
 
-def _remapped(reader: _Reader) -> dict[str, Any]:
+def _remapped(reader: _Reader) -> dict[str, object]:
     values = [ctypes.c_uint(0) for _ in range(4)]
     reader.nvml.call("nvmlDeviceGetRemappedRows", reader.handle, *(ctypes.byref(v) for v in values))
     corr, unc, pending, failure = (int(v.value) for v in values)
@@ -195,12 +195,12 @@ def _remapped(reader: _Reader) -> dict[str, Any]:
     }
 
 
-def _ecc(reader: _Reader) -> dict[str, Any]:
+def _ecc(reader: _Reader) -> dict[str, object]:
     """ECC mode, uncorrected error counts, retired pages and (Ampere+) remapped rows."""
     mode = reader.get(
         "ecc_mode", lambda: reader.nvml.uint_pair("nvmlDeviceGetEccMode", reader.handle)
     )
-    out: dict[str, Any] = {"enabled": bool(mode[0]) if mode is not None else None}
+    out: dict[str, object] = {"enabled": bool(mode[0]) if mode is not None else None}
     counters = (
         ("volatile_uncorrected", "ecc_volatile", _VOLATILE),
         ("aggregate_uncorrected", "ecc_aggregate", _AGGREGATE),
@@ -217,7 +217,7 @@ def _ecc(reader: _Reader) -> dict[str, Any]:
     return out
 
 
-def _throttle(reader: _Reader) -> dict[str, Any] | None:
+def _throttle(reader: _Reader) -> dict[str, object] | None:
     mask = reader.get(
         "throttle", lambda: reader.ulonglong("nvmlDeviceGetCurrentClocksEventReasons")
     )

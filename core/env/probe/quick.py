@@ -57,7 +57,7 @@ def _read(path: str) -> str | None:
         return None
 
 
-def python_info() -> dict[str, Any]:
+def python_info() -> dict[str, object]:
     """The target interpreter: version, prefix, venv/conda, user site."""
     import site
 
@@ -74,7 +74,7 @@ def python_info() -> dict[str, Any]:
     }
 
 
-def platform_info() -> dict[str, Any]:
+def platform_info() -> dict[str, object]:
     """OS, kernel, machine, distribution and C library; WSL is flagged."""
     os_release = _read("/etc/os-release") or ""
     match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', os_release, re.M)
@@ -170,13 +170,13 @@ def _declared(requires: list[str]) -> dict[str, str]:
     return out
 
 
-def torch_info() -> dict[str, Any]:
+def torch_info() -> dict[str, object]:
     """torch as `import torch` would find it, read from files; torch itself is never imported."""
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.origin:
         return {"found": False}
     location = os.path.dirname(spec.origin)
-    info: dict[str, Any] = {"found": True, "location": location}
+    info: dict[str, object] = {"found": True, "location": location}
     version_py = _read(os.path.join(location, "version.py")) or ""
     for key in ("__version__", "cuda", "hip", "git_version", "debug"):
         match = re.search(rf"^{key}\s*(?::\s*[^=]+)?=\s*(.+)$", version_py, re.M)
@@ -199,7 +199,7 @@ def torch_info() -> dict[str, Any]:
     return info
 
 
-def packages() -> dict[str, Any]:
+def packages() -> dict[str, object]:
     """Relevant installed distributions from dist-info folder names (fast: no metadata parse)."""
     found: list[dict[str, str]] = []
     shadowed: list[dict[str, str]] = []
@@ -308,7 +308,7 @@ def _header_version(lib_dir: str) -> str | None:
     return None
 
 
-def cudnn_copies(torch: dict[str, Any]) -> list[dict[str, Any]]:
+def cudnn_copies(torch: dict[str, object]) -> list[dict[str, object]]:
     """Every cuDNN copy on disk, one per (real directory, major version)."""
     copies: dict[tuple[str, int | None], dict[str, Any]] = {}
     for lib_dir, source in cudnn_candidates(torch):
@@ -357,7 +357,7 @@ def _file_version(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def library_folders(torch: dict[str, Any]) -> list[tuple[str, str]]:
+def library_folders(torch: dict[str, object]) -> list[tuple[str, str]]:
     """(folder, how it is searched) for every folder a CUDA-stack library can come from:
     LD_LIBRARY_PATH first (it outranks everything but LD_PRELOAD), then the cuDNN places."""
     out: list[tuple[str, str]] = []
@@ -372,11 +372,11 @@ def preload_entries() -> list[str]:
     return [p for p in re.split(r"[:\s]+", os.environ.get("LD_PRELOAD", "")) if p]
 
 
-def libraries(torch: dict[str, Any]) -> dict[str, Any]:
+def libraries(torch: dict[str, object]) -> dict[str, object]:
     """Damaged library files in every folder the process searches, and LD_PRELOAD's entries."""
     elf = _sibling("elfcheck")
     sizes = elf.wheel_record_sizes(_site_dirs(), ("nvidia_", "torch-"))
-    result: dict[str, Any] = elf.scan(library_folders(torch), sizes)
+    result: dict[str, object] = elf.scan(library_folders(torch), sizes)
     preload = []
     for entry in preload_entries():
         if "/" not in entry:  # a bare name: the loader looks it up like any other library
@@ -403,7 +403,7 @@ def start_version_reader(copies: list[dict[str, Any]]) -> subprocess.Popen[str] 
 
 
 def read_versions(
-    copies: list[dict[str, Any]],
+    copies: list[dict[str, object]],
     proc: subprocess.Popen[str] | None = None,
     timeout: float = 30.0,
 ) -> None:
@@ -431,7 +431,7 @@ def read_versions(
                 read_versions([copy], timeout=timeout)
 
 
-def toolkits() -> dict[str, Any]:
+def toolkits() -> dict[str, object]:
     """CUDA toolkits on disk and the nvcc on PATH, with versions."""
     found = []
     for root in _toolkit_roots():
@@ -439,7 +439,7 @@ def toolkits() -> dict[str, Any]:
         version = _toolkit_version(root)
         found.append({"root": root, "nvcc": os.path.exists(nvcc), "version": version})
     on_path = shutil.which("nvcc")
-    nvcc_info: dict[str, Any] | None = None
+    nvcc_info: dict[str, object] | None = None
     if on_path:
         nvcc_info = {"path": on_path, "version": None}
         try:
@@ -564,7 +564,7 @@ def _sibling(name: str) -> Any:
     return module
 
 
-def _nvml() -> dict[str, Any]:
+def _nvml() -> dict[str, object]:
     """The NVML section; with --links also each GPU's NVLinks, ECC, throttling and P2P."""
     return _sibling("nvml").probe_nvml(links="--links" in sys.argv[1:])
 

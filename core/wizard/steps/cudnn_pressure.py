@@ -84,7 +84,9 @@ def _warm_handles() -> None:
     torch.cuda.synchronize()
 
 
-def _run_conv(x: torch.Tensor, w: torch.Tensor, info: dict[str, Any], emit: Emit) -> dict[str, Any]:
+def _run_conv(
+    x: torch.Tensor, w: torch.Tensor, info: dict[str, object], emit: Emit
+) -> dict[str, object]:
     """The convolution under pressure; what it allocated beyond its output, or the error."""
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
@@ -99,7 +101,7 @@ def _run_conv(x: torch.Tensor, w: torch.Tensor, info: dict[str, Any], emit: Emit
     return {"conv_ok": ok, "extra_mb_during_conv": round(max(extra, 0.0), 1)}
 
 
-def _speed(x: torch.Tensor, w: torch.Tensor, batch: int, repeats: int) -> dict[str, Any]:
+def _speed(x: torch.Tensor, w: torch.Tensor, batch: int, repeats: int) -> dict[str, object]:
     """Time of the conv without pressure (with the plan PyTorch cached for this shape)."""
     timing = kit.time_ms(lambda: _conv(x, w), torch.device("cuda"), repeats)
     return {"timing": timing, "per_sample_ms": round(timing["median_ms"] / batch, 5)}

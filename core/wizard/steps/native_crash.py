@@ -52,7 +52,7 @@ def culprit(x: torch.Tensor) -> None:
     native_op(x)
 
 
-def program(config: dict[str, Any]) -> int:
+def program(config: dict[str, object]) -> int:
     """The user's script: a tensor on the GPU when there is one, then the native op."""
     device = "cuda" if torch.cuda.is_available() and not config.get("cpu") else "cpu"
     x = torch.ones(16, device=device)
@@ -84,7 +84,7 @@ def _child_env(faulthandler: bool) -> dict[str, str]:
     return env
 
 
-def _ended(done: subprocess.CompletedProcess[str], seconds: float) -> dict[str, Any]:
+def _ended(done: subprocess.CompletedProcess[str], seconds: float) -> dict[str, object]:
     """How the program ended, from its exit status and its output."""
     text = (done.stdout or "") + (done.stderr or "")
     code = done.returncode
@@ -113,7 +113,7 @@ def run_program(
     faulthandler: bool = False,
     prefix: list[str] | None = None,
     timeout_s: float = 120.0,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Run the program in a child (optionally under a tool given as `prefix`)."""
     argv = [*(prefix or []), sys.executable, os.path.abspath(__file__)]
     argv += ["--program", json.dumps(config)]

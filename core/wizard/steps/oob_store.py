@@ -157,7 +157,7 @@ def sanitizer(params: kit.Params, emit: Emit) -> kit.JSONObject:
     return out
 
 
-def program(config: dict[str, Any]) -> int:
+def program(config: dict[str, object]) -> int:
     """What compute-sanitizer runs: the scatter with the bad index, then the next op."""
     t = _tensors(bad=True)
     culprit(t, bool(config.get("masked")))

@@ -65,7 +65,7 @@ def _measure(
     return row
 
 
-def _result(rows: list[dict[str, Any]], emit: Emit, **extra: Any) -> dict[str, Any]:
+def _result(rows: list[dict[str, object]], emit: Emit, **extra: Any) -> dict[str, object]:
     for row in rows:
         emit({"kind": "measure", **row})
     return {"rows": rows, **extra, **kit.versions()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -34,7 +34,7 @@ def _cpu_build() -> str | None:
     return None
 
 
-def _seen() -> dict[str, Any]:
+def _seen() -> dict[str, object]:
     """What this process sees: the variable, and torch's count (without initialising CUDA)."""
     return {
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),

@@ -26,10 +26,10 @@ def load_step(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def lstm_quick() -> dict[str, Any]:
     """A real quick LSTM sweep on this machine (not saved)."""
-    return run_sweep("lstm", quick=True, save=False)
+    return run_sweep("lstm", quick=True)
 
 
 @pytest.fixture(scope="session")
 def conv_quick() -> dict[str, Any]:
     """A real quick convolution sweep on this machine (not saved)."""
-    return run_sweep("conv", quick=True, save=False)
+    return run_sweep("conv", quick=True)

@@ -15,6 +15,7 @@ from core.bench import run_sweep
 from core.bench.model import Sweep
 from core.bench.sweeps import CUDNN_ON_CPU, CUDNN_SWITCH_ON_CPU, TF32_ON_CPU
 from core.errors import InputError, UsageError
+from core.ops.bench import bench
 
 
 def _check_results(payload: dict[str, Any]) -> None:
@@ -98,11 +99,11 @@ def test_cancel_stops_a_sweep_and_saves_nothing() -> None:
             if len(seen) == 2:
                 cancel.set()
 
-    payload = run_sweep("lstm", quick=True, on_event=on_event, cancel=cancel)
-    assert payload["status"] == "cancelled"
+    sweep = bench("lstm", quick=True, on_event=on_event, cancel=cancel)
+    assert sweep.status == "cancelled"
     assert len(seen) == 2
-    assert len(payload["results"]) <= 1
-    assert "id" not in payload
+    assert len(sweep.results) <= 1
+    assert "id" not in sweep.to_dict()
 
     from core.history import History
 
@@ -112,7 +113,7 @@ def test_cancel_stops_a_sweep_and_saves_nothing() -> None:
 
 def test_unknown_kind_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown benchmark"):
-        run_sweep("gru", quick=True, save=False)
+        run_sweep("gru", quick=True)
 
 
 @pytest.mark.parametrize("fixture", ["lstm_quick", "conv_quick"])

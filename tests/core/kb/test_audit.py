@@ -4,63 +4,22 @@ itself catching each kind of bad record; scripts/kb_audit.py runs as a child pro
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from core.kb.loader import load_entries
 from tests.core.kb.test_consistency import PENDING
+from tests.loadfile import load_module
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "kb_audit.py"
 EVIDENCE = sorted((ROOT / "resources" / "evidence").glob("*.json"))
-# Entries audited (out of PENDING) before the records existed, whose records are being written
-# from their audit commits: each must leave this set as soon as its record lands.
-UNRECORDED: frozenset[str] = frozenset(
-    {
-        "cuda/cublas-bf16-not-supported",
-        "cuda/cublas-execution-failed",
-        "cuda/cublas-handle-creation-failed",
-        "cuda/cublas-invalid-value",
-        "cuda/cublas-workspace-config",
-        "cuda/cuda-error-out-of-memory",
-        "cuda/cuda-reinit-forked-subprocess",
-        "cuda/cudnn-library-load-failed",
-        "cuda/cudnn-no-valid-conv-algorithm",
-        "cuda/cudnn-rnn-double-backward",
-        "cuda/cudnn-rnn-eval-backward",
-        "cuda/cudnn-rnn-performance",
-        "cuda/cudnn-sdpa-no-execution-plan",
-        "cuda/cudnn-status-alloc-failed",
-        "cuda/cudnn-status-internal-error",
-        "cuda/cudnn-status-mapping-error",
-        "cuda/cudnn-status-not-initialized",
-        "cuda/driver-insufficient-for-runtime",
-        "cuda/invalid-device-ordinal",
-        "cuda/nondeterministic-op",
-        "cuda/rnn-bf16-not-implemented",
-        "cuda/rnn-dtype-mismatch",
-        "cuda/rnn-hx-not-contiguous",
-        "cuda/unspecified-launch-failure",
-        "ext/quantization-unsupported-gpu",
-    }
-)
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kb_audit_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kb_audit_script"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-AUDIT = _script()
+AUDIT = load_module("kb_audit_script", SCRIPT)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -87,9 +46,8 @@ def test_every_audited_entry_has_a_record_and_no_open_claim() -> None:
     of its claims is settled (supported, fixed or removed)."""
     audit = AUDIT.load_records(AUDIT.RECORDS, AUDIT.KB)
     assert audit.problems == []
-    audited = {e.id for e in load_entries()} - PENDING - UNRECORDED
+    audited = {e.id for e in load_entries()} - PENDING
     assert sorted(audited - set(audit.records)) == []
-    assert sorted(UNRECORDED & set(audit.records)) == [], "recorded now: take out of UNRECORDED"
     still_open = [
         (entry, claim.text)
         for entry, record in audit.records.items()

@@ -1,40 +1,30 @@
-"""Issue 23's coverage samples (tests/data/coverage, and the fresh one in
-tests/data/coverage_fresh): their integrity, and the replay that fails if the share of real GPU
-error reports answered right drops below the recorded figures."""
+"""Issue 23's coverage samples (tests/data/coverage, the fresh one in tests/data/coverage_fresh
+and the third in tests/data/coverage_third): their integrity, and the replay that fails if the
+share of real GPU error reports answered right drops below the recorded figures."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from core.kb import KnowledgeBase, open_kb
+from tests.loadfile import load_module
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "tests" / "data" / "coverage"
 FRESH = ROOT / "tests" / "data" / "coverage_fresh"
+THIRD = ROOT / "tests" / "data" / "coverage_third"
 # each sample with its least size and whether every third report is held out
-SAMPLES = {"first": (SAMPLE, 150, True), "fresh": (FRESH, 60, False)}
+SAMPLES = {"first": (SAMPLE, 150, True), "fresh": (FRESH, 60, False), "third": (THIRD, 30, False)}
 ID = re.compile(r"^(cuda|nccl|ext|triton)/[a-z0-9]+(-[a-z0-9]+)*$")
 SOURCE = re.compile(r"^([\w.-]+/[\w.-]+)#(\d+)$")
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("coverage_script", ROOT / "scripts/coverage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["coverage_script"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-COV = _script()
+COV = load_module("coverage_script", ROOT / "scripts/coverage.py")
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +37,7 @@ def bundled_kb() -> Iterator[KnowledgeBase]:
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_is_large_cited_and_split_before_any_change(name: str) -> None:
     """Enough distinct threads, each file present, cited, kinded, labelled; in the first sample
-    every third report is held out, in the fresh one none is."""
+    every third report is held out, in the later ones none is."""
     root, least, split = SAMPLES[name]
     cases = COV.load_sample(root)
     assert len(cases) >= least
@@ -66,14 +56,27 @@ def test_sample_is_large_cited_and_split_before_any_change(name: str) -> None:
         assert bool(case.reviewed) == bool(case.review_note), case.file
 
 
+def _considered(*roots: Path) -> set[str]:
+    """Every thread the samples at `roots` considered (queries.log), included or not."""
+    seen = set()
+    for root in roots:
+        for line in (root / "queries.log").read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#") and line.count("\t") >= 3:
+                seen.add(line.split("\t")[2])
+    return seen
+
+
 def test_the_fresh_sample_shares_no_thread_with_the_first() -> None:
     """The fresh sample skipped every thread the first one had considered."""
-    first = set()
-    for line in (SAMPLE / "queries.log").read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#") and line.count("\t") >= 3:
-            first.add(line.split("\t")[2])
     fresh = {c.source for c in COV.load_sample(FRESH)}
-    assert fresh and not fresh & first, sorted(fresh & first)
+    assert fresh and not fresh & _considered(SAMPLE), sorted(fresh & _considered(SAMPLE))
+
+
+def test_the_third_sample_shares_no_thread_with_the_earlier_two() -> None:
+    """The third sample skipped every thread the first or the fresh one had considered."""
+    third = {c.source for c in COV.load_sample(THIRD)}
+    earlier = _considered(SAMPLE, FRESH)
+    assert third and not third & earlier, sorted(third & earlier)
 
 
 @pytest.mark.parametrize("name", SAMPLES)

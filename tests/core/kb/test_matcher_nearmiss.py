@@ -1,13 +1,15 @@
 """Other frameworks' logs get no confident PyTorch entry, and the matcher names the framework.
 
 tests/data/matcher_nearmiss holds real logs from public threads of TensorFlow, JAX, MXNet,
-PaddlePaddle, ONNX Runtime, CTranslate2, Lua Torch, Julia's CUDA.jl, dlib and PyTorch's ROCm
-build, carrying the same status words as PyTorch's CUDA errors; the dev and held-out sets hold
-three more (CNTK, Lua Torch, ONNX Runtime). The whole real corpus is counted here too.
+PaddlePaddle, ONNX Runtime, CTranslate2, Lua Torch, Julia's CUDA.jl, dlib, Flashlight, Caffe
+and PyTorch's ROCm build, carrying the same status words as PyTorch's CUDA errors; the dev and
+held-out sets hold three more (CNTK, Lua Torch, ONNX Runtime). The whole real corpus is counted
+here too.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -104,8 +106,6 @@ def test_the_real_corpus_is_large_and_varied() -> None:
     assert len(near) >= 20
 
     def count(pattern: str) -> int:
-        import re
-
         return sum(1 for _, _, t in texts if re.search(pattern, t, re.M))
 
     assert count(r"vllm|VLLM") >= 1  # wrapped by vLLM
@@ -113,3 +113,19 @@ def test_the_real_corpus_is_large_and_varied() -> None:
     assert count(r"pytorch_lightning|lightning[/.]pytorch") >= 1  # wrapped by Lightning
     assert count(r"^> ") >= 1  # quoted in markdown
     assert count(r"[\u4e00-\u9fff]") >= 3  # non-English prose
+    assert count(r"ray::|RayTaskError|site-packages/ray/") >= 1  # wrapped by Ray
+    cut = [t for _, _, t in texts if "Traceback (most recent call last)" not in t]
+    assert sum(1 for t in cut if re.search(r'^\s*File ".*", line \d+', t, re.M)) >= 10  # cut short
+
+
+def test_the_figures_in_the_docs_are_current() -> None:
+    """docs/matching.md holds what scripts/matcher_figures.py measures now (a real run)."""
+    done = subprocess.run(
+        [sys.executable, str(DATA.parents[1] / "scripts" / "matcher_figures.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=DATA.parents[1],
+    )
+    assert done.returncode == 0, done.stderr

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from core.ops.wizard import wizard
 from core.report import validate
-from core.wizard import run_wizard
 
 pytestmark = pytest.mark.slow
 
@@ -25,8 +25,8 @@ def saved_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     old = os.environ.get("CUDA_CLINIC_DATA_DIR")
     os.environ["CUDA_CLINIC_DATA_DIR"] = data_dir
     try:
-        cpu = run_wizard("cuda/rnn-dtype-mismatch", timeout=120)
-        gpu = run_wizard("cuda/cudnn-rnn-eval-backward", timeout=120)
+        cpu = wizard("cuda/rnn-dtype-mismatch", timeout=120)
+        gpu = wizard("cuda/cudnn-rnn-eval-backward", timeout=120)
     finally:
         if old is None:
             del os.environ["CUDA_CLINIC_DATA_DIR"]

@@ -11,7 +11,7 @@ import pytest
 
 from core.history import History
 from core.kb import open_kb
-from core.wizard import run_wizard
+from core.ops.wizard import wizard
 
 REPO = Path(__file__).resolve().parents[3]
 GPU_ONLY = "cuda/cudnn-rnn-double-backward"
@@ -55,8 +55,8 @@ def test_gpu_only_wizard_on_the_cpu_exits_3_and_saves_nothing() -> None:
     assert "not verified on this machine" in data["answer"]["note"]
 
 
-def test_run_wizard_keeps_no_record_of_a_run_that_could_not_start() -> None:
-    run = run_wizard(GPU_ONLY, save=True)
+def test_the_wizard_operation_keeps_no_record_of_a_run_that_could_not_start() -> None:
+    run = wizard(GPU_ONLY)
     assert run.cannot_run and run.id is None
     with History.open() as history:
         assert history.runs(scenario=GPU_ONLY) == []

@@ -113,8 +113,12 @@ def test_our_own_progress_lines_do_not_count_as_a_diagnostic() -> None:
 
 def test_a_diagnose_step_is_located_only_when_it_names_both() -> None:
     scenario = next(s for s in scenarios() if s.id == "nccl/watchdog-timeout")
-    step = next(s for s in scenario.workarounds if s.name == "flight-recorder")
-    assert step.diagnose and step.env["TORCH_NCCL_TRACE_BUFFER_SIZE"] == "2000"
+    # The KB declares the flight recorder a dead end (measured not locating: only the waiting
+    # rank dumped), so it is judged like a fix; TORCH_DISTRIBUTED_DEBUG=DETAIL stays a diagnostic.
+    flight = next(s for s in scenario.workarounds if s.name == "flight-recorder")
+    assert not flight.diagnose and flight.env["TORCH_NCCL_TRACE_BUFFER_SIZE"] == "2000"
+    step = next(s for s in scenario.workarounds if s.name == "distributed-debug-detail")
+    assert step.diagnose and step.env["TORCH_DISTRIBUTED_DEBUG"] == "DETAIL"
     ctx: dict[str, Any] = {}
     named = StepResult(status="ok", value={"names_rank": True, "names_collective": True})
     assert judge(scenario, step, False, named, ctx)[0] == "located"

@@ -25,7 +25,7 @@ STEP_KEYS = [
 
 @pytest.fixture(scope="module")
 def run() -> WizardRun:
-    return run_wizard("cuda/rnn-dtype-mismatch", save=False)
+    return run_wizard("cuda/rnn-dtype-mismatch")
 
 
 def test_the_run_json_keeps_its_keys_and_order(run: WizardRun) -> None:

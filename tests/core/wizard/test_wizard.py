@@ -15,6 +15,7 @@ import pytest
 from core.cli import main
 from core.history import History
 from core.models import to_builtins
+from core.ops.wizard import wizard
 from core.wizard import get_scenario, run_wizard, scenarios
 from core.wizard.command import render_run
 from core.wizard.model import Requirements, Scenario, Step
@@ -158,7 +159,7 @@ def test_speed_cost_against_a_baseline_step() -> None:
 
 
 def test_dtype_wizard_runs_for_real_here_and_is_saved() -> None:
-    run = run_wizard("cuda/rnn-dtype-mismatch")
+    run = wizard("cuda/rnn-dtype-mismatch")
     assert run.id is not None
     data = run.to_dict()
     assert {"scenario", "environment", "steps", "verdict"} <= set(data)
@@ -192,7 +193,7 @@ CUDA_SAMPLE = sorted({CUDA_IDS[0], CUDA_IDS[len(CUDA_IDS) // 2], CUDA_IDS[-1]})
 @pytest.mark.skipif(HAS_CUDA, reason="checks the CPU-only behaviour")
 @pytest.mark.parametrize("scenario_id", CUDA_SAMPLE)
 def test_cuda_scenarios_skip_with_the_reason_on_a_cpu_machine(scenario_id: str) -> None:
-    run = run_wizard(scenario_id, save=False)
+    run = run_wizard(scenario_id)
     assert {step.outcome for step in run.steps} == {"skipped"}
     assert "needs a CUDA GPU" in run.steps[0].note
     assert run.verdict.summary.startswith("Skipped: needs a CUDA GPU")
@@ -216,7 +217,7 @@ def test_target_without_torch_skips_everything_with_the_reason() -> None:
     python = _python_without_torch()
     if python is None:
         pytest.skip("no interpreter without torch on this machine")
-    run = run_wizard("cuda/rnn-dtype-mismatch", python=python, save=False)
+    run = run_wizard("cuda/rnn-dtype-mismatch", python=python)
     assert {step.outcome for step in run.steps} == {"skipped"}
     assert "torch is not importable" in run.steps[0].note
     assert run.python == python
