@@ -45,6 +45,11 @@ register(
     "A benchmark sweep: `cuda-clinic bench lstm|conv --json`, `bench history ID --json`",
 )
 register(
+    "bench-compare",
+    "core.bench.model:Comparison",
+    "Two saved benchmark sweeps compared: `cuda-clinic bench compare A B --json`",
+)
+register(
     "wizard-run",
     "core.wizard.record:WizardRun",
     "A wizard run: `cuda-clinic wizard run ID --json`, `wizard history ID --json`",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UsageError
-from core.models import to_builtins
+from core.models import encode_json
 
 HELP = "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs"
 
@@ -106,21 +106,23 @@ def _sweep(args: argparse.Namespace) -> int:
     check_charts_dir(args.charts)  # a bad --charts fails before minutes of sweeping
     from core.ops.bench import bench
 
-    payload = bench(
+    sweep = bench(
         args.bench_action,
         quick=args.quick,
         python=args.python,
         on_event=_progress,
         save=not args.no_save,
     )
-    paths = _write_charts(args.charts, build_charts(payload))
-    print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
+    paths = _write_charts(args.charts, build_charts(sweep))
+    print(encode_json(sweep) if args.json else render_sweep(sweep))
     _say_charts(args, paths)
-    return 1 if payload.get("failed") or payload.get("status") != "complete" else 0
+    return 1 if sweep.failed or sweep.status != "complete" else 0
 
 
 def _show(args: argparse.Namespace) -> int:
     """Print one saved run."""
+    import msgspec
+
     from core.bench.charts import build_charts
     from core.bench.model import Sweep
     from core.bench.render import render_sweep
@@ -128,9 +130,10 @@ def _show(args: argparse.Namespace) -> int:
 
     with History.open() as history:
         run = history.get_bench(args.id, Sweep)
-    payload = {**run.payload.to_dict(), "id": run.id, "created": run.created}
-    paths = _write_charts(args.charts, build_charts(payload))
-    print(json.dumps(payload, indent=2) if args.json else render_sweep(payload))
+    sweep = msgspec.structs.replace(run.payload, id=run.id)
+    paths = _write_charts(args.charts, build_charts(sweep))
+    shown = {**sweep.to_dict(), "created": run.created}
+    print(json.dumps(shown, indent=2) if args.json else render_sweep(sweep))
     _say_charts(args, paths)
     return 0
 
@@ -144,18 +147,18 @@ def _list(args: argparse.Namespace) -> int:
     with History.open() as history:
         ids = [r.id for r in history.bench_runs(kind=args.kind)]
         # an unreadable one: a warning
-        runs = history.readable(lambda i: to_builtins(history.get_bench(i, Sweep)), ids)
+        runs = history.readable(lambda i: history.get_bench(i, Sweep), ids)
     rows = [run_summary(run) for run in runs]
     if args.json:
-        print(json.dumps({"runs": rows}, indent=2))
+        print(encode_json({"runs": rows}))
     elif not rows:
         print("No saved benchmark runs yet: run `cuda-clinic bench lstm` or `bench conv`.")
     else:
         for row in rows:
-            quick = "quick" if row["quick"] else "full"
+            quick = "quick" if row.quick else "full"
             print(
-                f"#{row['id']:<4} {row['created']}  {row['kind']:<4}  {quick:<5}  "
-                f"{row['results']:>3} results  {row['where']}"
+                f"#{row.id:<4} {row.created}  {row.kind:<4}  {quick:<5}  "
+                f"{row.results:>3} results  {row.where}"
             )
     return 0
 
@@ -169,13 +172,11 @@ def _compare(args: argparse.Namespace) -> int:
     from core.history import History
 
     with History.open() as history:
-        before, after = (
-            to_builtins(history.get_bench(i, Sweep)) for i in (args.before, args.after)
-        )
+        before, after = (history.get_bench(i, Sweep) for i in (args.before, args.after))
     report = compare_runs(before, after)
-    labels = (f"#{before['id']}", f"#{after['id']}")
-    paths = _write_charts(args.charts, [compare_chart(before["payload"], after["payload"], labels)])
-    print(json.dumps(report, indent=2) if args.json else render_comparison(report))
+    labels = (f"#{before.id}", f"#{after.id}")
+    paths = _write_charts(args.charts, [compare_chart(before.payload, after.payload, labels)])
+    print(encode_json(report) if args.json else render_comparison(report))
     _say_charts(args, paths)
     return 0
 

@@ -109,6 +109,24 @@ class Device(Model, frozen=True, kw_only=True):
     bf16: bool = False
 
 
+class Environment(Model, frozen=True, kw_only=True, omit_defaults=True):
+    """What the numbers were measured on (the harness's probe; GPU fields stay None on a CPU)."""
+
+    python: str | None = None
+    torch: str | None = None
+    cuda: str | None = None
+    cudnn: int | None = None  # torch.backends.cudnn.version(), e.g. 91900
+    threads: int | None = None
+    platform: str | None = None
+    cpu: str | None = None
+    cpu_count: int | None = None
+    load_average: list[float] | None = None
+    gpu: str | None = None
+    compute_capability: str | None = None
+    driver: str | None = None
+    memory_total_mb: int | None = None
+
+
 class Ceilings(Model, frozen=True, kw_only=True):
     """The measured matmul (per dtype) and copy rates, with the harness's timings behind them."""
 
@@ -147,7 +165,7 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     status: str = "running"  # running | complete | cancelled
     started_at: str = ""
     device: Device | None = None
-    environment: dict[str, Any] = msgspec.field(default_factory=dict)  # the harness's probe
+    environment: Environment = msgspec.field(default_factory=Environment)
     ceilings: Ceilings | None = None
     groups: list[Group] = msgspec.field(default_factory=list)
     results: list[Row] = msgspec.field(default_factory=list)
@@ -156,6 +174,10 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     duration_s: float | UnsetType = UNSET
     recommendations: list[Recommendation] = msgspec.field(default_factory=list)
     id: int | UnsetType = UNSET  # the user database's id once saved
+
+    def rows_in(self, group: str) -> list[Row]:
+        """The measured rows of one chart group."""
+        return [row for row in self.results if group in row.groups]
 
     def to_dict(self) -> dict[str, object]:
         """The sweep JSON (plain data), as printed and saved."""
@@ -166,3 +188,50 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     def from_dict(cls, data: object, *, name: str = "a saved sweep") -> Sweep:
         """A sweep read back from the user database or a file (one line naming the field)."""
         return convert(data, cls, name=name, what="benchmark sweep")
+
+
+class Listed(Model, frozen=True, kw_only=True):
+    """One saved sweep as `bench list` shows it: id, date, kind, size and where it ran."""
+
+    id: int
+    created: str
+    kind: str
+    quick: bool
+    results: int
+    where: str
+
+
+class RunInfo(Model, frozen=True, kw_only=True):
+    """The identity of a saved sweep in a comparison's header."""
+
+    id: int
+    created: str
+    device: Device | None
+    environment: Environment
+    quick: bool
+
+
+class Change(Model, frozen=True, kw_only=True):
+    """One configuration both sweeps measured: medians, speedup (before/after) and verdict."""
+
+    name: str
+    before_ms: float
+    after_ms: float
+    speedup: float
+    change: str  # faster | slower | same (within noise)
+
+
+EnvValue = str | int | list[float] | None
+
+
+class Comparison(Model, frozen=True, kw_only=True):
+    """Two saved sweeps of one kind compared (`bench compare --json`)."""
+
+    kind: str
+    before: RunInfo
+    after: RunInfo
+    environment_changes: dict[str, tuple[EnvValue, EnvValue]]
+    rows: list[Change]
+    only_before: list[str]
+    only_after: list[str]
+    summary: dict[str, int]

@@ -1,7 +1,7 @@
 """Plain recommendations from a sweep, each citing the measured numbers and where they came from.
 
 Reusable outside the CLI: the KB entry `cuda/cudnn-rnn-performance` is updated from the text
-of `recommend(payload)` on a GPU run, with `environment_line(payload)` naming the machine.
+of `recommend(sweep)` on a GPU run, with `environment_line(sweep)` naming the machine.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from core.bench.model import Evidence, Recommendation
+import msgspec
 
-Row = dict[str, Any]
+from core.bench.model import Evidence, Recommendation, Row, Sweep
+
 # A difference counts only when it is this large and the p10-p90 spreads do not overlap.
 MIN_RATIO = 1.1
 GPU_WORDS = {
@@ -31,25 +32,30 @@ def cudnn_version_text(version: int | None) -> str | None:
     return f"{version // 1000}.{version % 1000 // 100}.{version % 100}"
 
 
-def environment_line(payload: dict[str, Any]) -> str:
+def on_gpu(sweep: Sweep) -> bool:
+    """Whether the sweep measured a CUDA device."""
+    return sweep.device is not None and sweep.device.type == "cuda"
+
+
+def environment_line(sweep: Sweep) -> str:
     """Where the numbers come from, e.g. `NVIDIA H200, driver 580.95, torch 2.11, cuDNN 9.19.0`."""
-    env = payload.get("environment", {})
-    if payload.get("device", {}).get("type") == "cuda":
-        parts = [str(env.get("gpu") or payload["device"].get("name"))]
-        if env.get("driver"):
-            parts.append(f"driver {env['driver']}")
+    env = sweep.environment
+    if sweep.device is not None and sweep.device.type == "cuda":
+        parts = [env.gpu or sweep.device.name]
+        if env.driver:
+            parts.append(f"driver {env.driver}")
     else:
-        parts = [f"the CPU ({env.get('cpu') or 'unknown'}, {env.get('threads')} threads)"]
-    parts.append(f"torch {env.get('torch')}")
-    cudnn = cudnn_version_text(env.get("cudnn"))
-    if cudnn and payload.get("device", {}).get("type") == "cuda":
+        parts = [f"the CPU ({env.cpu or 'unknown'}, {env.threads} threads)"]
+    parts.append(f"torch {env.torch}")
+    cudnn = cudnn_version_text(env.cudnn)
+    if cudnn and on_gpu(sweep):
         parts.append(f"cuDNN {cudnn}")
     return ", ".join(parts)
 
 
-def _words(payload: dict[str, Any]) -> dict[str, str]:
+def _words(sweep: Sweep) -> dict[str, str]:
     """Names of the dtypes in text (TF32 is only a question on a GPU)."""
-    if payload.get("device", {}).get("type") == "cuda":
+    if on_gpu(sweep):
         return GPU_WORDS
     return {**GPU_WORDS, "fp32": "fp32"}
 
@@ -62,69 +68,61 @@ def _num(value: float) -> str:
 
 def _ms(row: Row) -> str:
     """A median time with sensible precision."""
-    return _num(float(row["median_ms"])) + " ms"
+    return _num(row.median_ms) + " ms"
 
 
 def _faster(fast: Row, slow: Row) -> float | None:
     """How many times faster `fast` is, when measurably so (else None)."""
-    ratio = float(slow["median_ms"]) / float(fast["median_ms"])
-    if ratio >= MIN_RATIO and float(fast["p90_ms"]) < float(slow["p10_ms"]):
+    ratio = slow.median_ms / fast.median_ms
+    if ratio >= MIN_RATIO and fast.p90_ms < slow.p10_ms:
         return ratio
     return None
 
 
 def _evidence(*rows: Row) -> list[Evidence]:
     """The cited rows, trimmed to what a reader needs."""
-    return [
-        Evidence(row["name"], row["median_ms"], row["p10_ms"], row["p90_ms"], row["repeats"])
-        for row in rows
-    ]
+    return [Evidence(row.name, row.median_ms, row.p10_ms, row.p90_ms, row.repeats) for row in rows]
 
 
 def _pick(rows: Iterable[Row], **want: Any) -> Row | None:
     """The first row whose params match every `want` item."""
     for row in rows:
-        if all(row["params"].get(k) == v for k, v in want.items()):
+        if all(getattr(row.params, k) == v for k, v in want.items()):
             return row
     return None
 
 
-def _in_group(payload: dict[str, Any], group: str) -> list[Row]:
-    """Measured rows of one chart group."""
-    return [row for row in payload.get("results", []) if group in row.get("groups", [])]
-
-
 def _size(row: Row) -> str:
     """I/H/B of an LSTM row."""
-    p = row["params"]
-    return f"{p['input_size']}/{p['hidden_size']}/{p['batch']}"
+    p = row.params
+    return f"{p.input_size}/{p.hidden_size}/{p.batch}"
 
 
 def _lstm_precision(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:
     """Half precision vs fp32 (and TF32 vs strict fp32) at the largest aligned size."""
-    aligned = [r for r in rows if r["params"]["aligned"]]
+    aligned = [r for r in rows if r.params.aligned]
     if not aligned:
         return []
-    largest = max(aligned, key=lambda r: r["params"]["hidden_size"] * r["params"]["batch"])
+    largest = max(aligned, key=lambda r: (r.params.hidden_size or 0) * (r.params.batch or 0))
     same = [r for r in aligned if _size(r) == _size(largest)]
     recs = []
-    best = min(same, key=lambda r: r["median_ms"])
+    best = min(same, key=lambda r: r.median_ms)
     base = _pick(same, dtype="tf32") or _pick(same, dtype="fp32")
     if base is not None and best is not base:
         ratio = _faster(best, base)
-        dtype = best["params"]["dtype"]
+        dtype = best.params.dtype
         if ratio:
             text = (
                 f"Use {words[dtype]} (e.g. torch.autocast) with sizes that are "
                 f"multiples of 8: {_ms(best)} vs {_ms(base)} in "
-                f"{words[base['params']['dtype']]} ({ratio:.1f}x faster) for "
+                f"{words[base.params.dtype]} ({ratio:.1f}x faster) for "
                 f"input/hidden/batch {_size(best)}, one training step, on {where}."
             )
         else:
             text = (
                 f"Lower precision gave no measurable gain at input/hidden/batch "
                 f"{_size(best)}: {words[dtype]} {_ms(best)} vs {_ms(base)} in "
-                f"{words[base['params']['dtype']]}, on {where}. Small LSTMs are "
+                f"{words[base.params.dtype]}, on {where}. Small LSTMs are "
                 "bound by launch latency, not arithmetic."
             )
         recs.append(Recommendation("lstm-precision", "Precision", text, _evidence(best, base)))
@@ -146,30 +144,26 @@ def _lstm_precision(rows: list[Row], where: str, words: dict[str, str]) -> list[
 def _lstm_alignment(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:
     """The worst slowdown of a misaligned size against its aligned twin, per the same dtype."""
     worst: tuple[float, Row, Row] | None = None
-    for slow in (r for r in rows if not r["params"]["aligned"]):
-        twins = [
-            r
-            for r in rows
-            if r["params"]["aligned"] and r["params"]["dtype"] == slow["params"]["dtype"]
-        ]
+    for slow in (r for r in rows if not r.params.aligned):
+        twins = [r for r in rows if r.params.aligned and r.params.dtype == slow.params.dtype]
         if not twins:
             continue
         fast = min(
-            twins, key=lambda r: abs(r["params"]["hidden_size"] - slow["params"]["hidden_size"])
+            twins, key=lambda r: abs((r.params.hidden_size or 0) - (slow.params.hidden_size or 0))
         )
-        ratio = float(slow["median_ms"]) / float(fast["median_ms"])
+        ratio = slow.median_ms / fast.median_ms
         if worst is None or ratio > worst[0]:
             worst = (ratio, fast, slow)
     if worst is None:
         return []
     ratio, fast, slow = worst
-    text = _alignment_text(ratio, fast, slow, words[fast["params"]["dtype"]], where)
+    text = _alignment_text(ratio, fast, slow, words[fast.params.dtype], where)
     return [Recommendation("lstm-alignment", "Size alignment", text, _evidence(fast, slow))]
 
 
 def _spread(row: Row) -> str:
     """The p10-p90 range of a row, e.g. `p10-p90 0.80-1.60 ms`."""
-    return f"p10-p90 {_num(float(row['p10_ms']))}-{_num(float(row['p90_ms']))} ms"
+    return f"p10-p90 {_num(row.p10_ms)}-{_num(row.p90_ms)} ms"
 
 
 def _alignment_text(ratio: float, fast: Row, slow: Row, dtype: str, where: str) -> str:
@@ -207,7 +201,7 @@ def _alignment_text(ratio: float, fast: Row, slow: Row, dtype: str, where: str) 
 def _lstm_impl(rows: list[Row], where: str, words: dict[str, str]) -> list[Recommendation]:
     """nn.LSTM (cuDNN, or ATen native) against a hand-written loop, training step."""
     recs = []
-    for dtype in dict.fromkeys(r["params"]["dtype"] for r in rows):
+    for dtype in dict.fromkeys(r.params.dtype for r in rows):
         picks = {
             i: _pick(rows, impl=i, dtype=dtype, mode="train")
             for i in ("cudnn", "native", "cell_loop")
@@ -247,8 +241,8 @@ def _lstm_impl(rows: list[Row], where: str, words: dict[str, str]) -> list[Recom
 
 def _twin(rows: list[Row], row: Row, field_name: str, value: Any) -> Row | None:
     """The row measured with the same params as `row` except `field_name` set to `value`."""
-    want = {**row["params"], field_name: value}
-    return next((r for r in rows if r["params"] == want), None)
+    want = msgspec.structs.replace(row.params, **{field_name: value})
+    return next((r for r in rows if r.params == want), None)
 
 
 def _conv_pairs(
@@ -257,8 +251,8 @@ def _conv_pairs(
     """Every pair (fastest dtypes first) differing only in `field_name`: fast vs slow."""
     order = {"fp16": 0, "bf16": 1, "tf32": 2, "fp32": 3}
     pairs = []
-    for row in sorted(rows, key=lambda r: order.get(r["params"]["dtype"], 9)):
-        if row["params"].get(field_name) == fast and (twin := _twin(rows, row, field_name, slow)):
+    for row in sorted(rows, key=lambda r: order.get(r.params.dtype, 9)):
+        if getattr(row.params, field_name) == fast and (twin := _twin(rows, row, field_name, slow)):
             pairs.append((row, twin, _faster(row, twin)))
     return pairs
 
@@ -270,8 +264,8 @@ def _other_dtypes(
     seen: set[str] = set()
     other = []
     for fast, slow, ratio in pairs:
-        dtype = fast["params"]["dtype"]
-        if fast["name"].split(" ")[1] != shape or dtype in seen:
+        dtype = fast.params.dtype
+        if fast.name.split(" ")[1] != shape or dtype in seen:
             continue
         seen.add(dtype)
         if bool(ratio) != clear:
@@ -285,10 +279,10 @@ def _other_dtypes(
     )
 
 
-def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
+def _conv(sweep: Sweep, where: str) -> list[Recommendation]:
     """channels_last, cudnn.benchmark and cudnn.deterministic, each against its twin config."""
-    rows = [r for r in payload.get("results", []) if r["params"]["mode"] == "train"]
-    words = _words(payload)
+    rows = [r for r in sweep.results if r.params.mode == "train"]
+    words = _words(sweep)
     recs: list[Recommendation] = []
     checks = [
         (
@@ -321,8 +315,8 @@ def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
         if not pairs:
             continue
         fast, slow, ratio = pairs[0]
-        shape = fast["name"].split(" ")[1]
-        dtype = words[fast["params"]["dtype"]]
+        shape = fast.name.split(" ")[1]
+        dtype = words[fast.params.dtype]
         if ratio:
             text = f"{advice}: {_ms(fast)} vs {_ms(slow)} ({ratio:.1f}x) in {dtype}"
         else:
@@ -343,17 +337,17 @@ def _conv(payload: dict[str, Any], where: str) -> list[Recommendation]:
     return recs
 
 
-def recommend(payload: dict[str, object]) -> list[Recommendation]:
-    """Recommendations for a sweep payload, each citing its measured numbers."""
-    where = environment_line(payload)
-    if payload.get("kind") == "conv":
-        return _conv(payload, where)
-    words = _words(payload)
-    precision = _in_group(payload, "precision")
+def recommend(sweep: Sweep) -> list[Recommendation]:
+    """Recommendations for a sweep, each citing its measured numbers."""
+    where = environment_line(sweep)
+    if sweep.kind == "conv":
+        return _conv(sweep, where)
+    words = _words(sweep)
+    precision = sweep.rows_in("precision")
     return [
         *_lstm_precision(precision, where, words),
         *_lstm_alignment(precision, where, words),
-        *_lstm_impl(_in_group(payload, "impl"), where, words),
+        *_lstm_impl(sweep.rows_in("impl"), where, words),
     ]
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
+from core.bench.model import Comparison, Listed, Skipped, Sweep
 from core.bench.recommend import environment_line
+from core.history_rows import StoredBench
 
 WIDTH = 96
 
@@ -15,47 +16,46 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
 
 
-def results_table(payload: dict[str, Any]) -> str:
+def results_table(sweep: Sweep) -> str:
     """One line per measured configuration: median, spread, repeats, share of peak."""
-    rows = payload.get("results", [])
-    width = max((len(r["name"]) for r in rows), default=20)
+    rows = sweep.results
+    width = max((len(r.name) for r in rows), default=20)
     lines = [
         f"{'configuration':<{width}}  {'median':>10}  {'p10-p90 (ms)':>17}  {'n':>4}  {'% peak':>7}"
     ]
     for r in rows:
-        bound = f" {r['bound']}" if r.get("bound") else ""
+        bound = f" {r.bound}" if r.bound else ""
         lines.append(
-            f"{r['name']:<{width}}  {r['median_ms']:>7.3f} ms  "
-            f"{r['p10_ms']:>8.3f}-{r['p90_ms']:<8.3f}  {r['repeats']:>4}  "
-            f"{_pct(r.get('share_of_peak')):>7}{bound}"
+            f"{r.name:<{width}}  {r.median_ms:>7.3f} ms  "
+            f"{r.p10_ms:>8.3f}-{r.p90_ms:<8.3f}  {r.repeats:>4}  "
+            f"{_pct(r.share_of_peak):>7}{bound}"
         )
     return "\n".join(lines)
 
 
-def render_sweep(payload: dict[str, Any]) -> str:
+def render_sweep(sweep: Sweep) -> str:
     """A sweep for humans: where, ceilings, the table, skips with reasons, failures, advice."""
-    ident = f" #{payload['id']}" if payload.get("id") else ""
+    ident = f" #{sweep.id}" if isinstance(sweep.id, int) and sweep.id else ""
     out = [
-        f"{payload.get('kind', '?')} sweep{ident} ({payload.get('status')}"
-        f"{', quick' if payload.get('quick') else ''}) on {environment_line(payload)}"
+        f"{sweep.kind} sweep{ident} ({sweep.status}"
+        f"{', quick' if sweep.quick else ''}) on {environment_line(sweep)}"
     ]
-    ceilings = payload.get("ceilings") or {}
-    if ceilings:
-        rates = ", ".join(f"{k} {v:.3g} TFLOP/s" for k, v in ceilings["matmul_tflops"].items())
+    ceilings = sweep.ceilings
+    if ceilings is not None and ceilings.copy_gbps is not None:
+        rates = ", ".join(f"{k} {v:.3g} TFLOP/s" for k, v in ceilings.matmul_tflops.items())
         out.append(
-            f"Measured ceilings: matmul {rates}; copy {ceilings['copy_gbps']:.0f} GB/s "
-            "(read + write)"
+            f"Measured ceilings: matmul {rates}; copy {ceilings.copy_gbps:.0f} GB/s (read + write)"
         )
-    out += ["", results_table(payload)]
-    if payload.get("skipped"):
-        out += ["", "Skipped:", *_skipped_lines(payload["skipped"])]
-    if payload.get("failed"):
+    out += ["", results_table(sweep)]
+    if sweep.skipped:
+        out += ["", "Skipped:", *_skipped_lines(sweep.skipped)]
+    if sweep.failed:
         out += ["", "Failed:"]
-        out += [f"  {f['name']}: {f['error']}" for f in payload["failed"]]
-    if payload.get("recommendations"):
+        out += [f"  {f.name}: {f.error}" for f in sweep.failed]
+    if sweep.recommendations:
         out += ["", "Recommendations:"]
-        for r in payload["recommendations"]:
-            out += _wrap(f"- {r['text']}", "  ", "    ")
+        for r in sweep.recommendations:
+            out += _wrap(f"- {r.text}", "  ", "    ")
     return "\n".join(out)
 
 
@@ -66,11 +66,11 @@ def _wrap(text: str, first: str, rest: str) -> list[str]:
     )
 
 
-def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
+def _skipped_lines(skipped: list[Skipped]) -> list[str]:
     """Skipped configurations grouped by reason: the names, then the reason once."""
     by_reason: dict[str, list[str]] = {}
     for item in skipped:
-        by_reason.setdefault(item["reason"], []).append(item["name"])
+        by_reason.setdefault(item.reason, []).append(item.name)
     lines: list[str] = []
     for reason, names in by_reason.items():
         lines += _wrap(", ".join(names) + ":", "  - ", "    ")
@@ -78,46 +78,42 @@ def _skipped_lines(skipped: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def run_summary(run: dict[str, Any]) -> dict[str, Any]:
-    """One saved run as a listing row."""
-    payload = run["payload"]
-    return {
-        "id": run["id"],
-        "created": run["created"],
-        "kind": run["kind"],
-        "quick": bool(payload.get("quick")),
-        "results": len(payload.get("results", [])),
-        "where": environment_line(payload),
-    }
+def run_summary(run: StoredBench[Sweep]) -> Listed:
+    """One saved run as a listing row (`bench list --json`)."""
+    return Listed(
+        id=run.id,
+        created=run.created,
+        kind=run.kind,
+        quick=run.payload.quick,
+        results=len(run.payload.results),
+        where=environment_line(run.payload),
+    )
 
 
-def render_comparison(report: dict[str, Any]) -> str:
+def render_comparison(report: Comparison) -> str:
     """A comparison for humans: what changed in the environment, then per-config speedups."""
-    before, after = report["before"], report["after"]
-    out = [
-        f"{report['kind']} sweep #{before['id']} ({before['created']}) -> "
-        f"#{after['id']} ({after['created']})"
-    ]
-    for key, (old, new) in report["environment_changes"].items():
+    before, after = report.before, report.after
+    out = [f"{report.kind} sweep #{before.id} ({before.created}) -> #{after.id} ({after.created})"]
+    for key, (old, new) in report.environment_changes.items():
         out.append(f"  {key}: {old} -> {new}")
-    if not report["environment_changes"]:
+    if not report.environment_changes:
         out.append("  same device, driver, torch and cuDNN")
-    width = max((len(r["name"]) for r in report["rows"]), default=20)
+    width = max((len(r.name) for r in report.rows), default=20)
     out += ["", f"{'configuration':<{width}}  {'before':>10}  {'after':>10}  {'speedup':>8}"]
-    for r in report["rows"]:
+    for r in report.rows:
         out.append(
-            f"{r['name']:<{width}}  {r['before_ms']:>7.3f} ms  {r['after_ms']:>7.3f} ms  "
-            f"{r['speedup']:>7.2f}x  {r['change']}"
+            f"{r.name:<{width}}  {r.before_ms:>7.3f} ms  {r.after_ms:>7.3f} ms  "
+            f"{r.speedup:>7.2f}x  {r.change}"
         )
-    summary = report["summary"]
+    summary = report.summary
     out += [
         "",
         f"{summary['faster']} faster, {summary['slower']} slower, {summary['same']} "
         "within noise (speedup = before/after; >1 means the second run is faster)",
     ]
-    if report["only_before"] or report["only_after"]:
+    if report.only_before or report.only_after:
         out.append(
-            f"Measured in one run only: {len(report['only_before'])} before, "
-            f"{len(report['only_after'])} after"
+            f"Measured in one run only: {len(report.only_before)} before, "
+            f"{len(report.only_after)} after"
         )
     return "\n".join(out)

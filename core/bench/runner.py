@@ -9,9 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from core.bench.model import Ceilings, Config, Device, Params
 from core.bench.sweeps import KINDS, Plan, make_plan, shares
 from core.errors import ClinicError, UsageError
-from core.models import to_builtins
+from core.models import convert, to_builtins
 from core.wizard.worker import StepResult, Worker
 
 STEPS_DIR = Path(__file__).resolve().parent / "steps"
@@ -81,13 +84,24 @@ class _Session:
         return result.value
 
 
-def _ceilings(value: dict[str, Any]) -> dict[str, Any]:
+def _ceilings(value: dict[str, Any]) -> Ceilings:
     """The ceilings section of the payload: headline rates plus the timings behind them."""
-    return {
-        "matmul_tflops": {name: t["tflops"] for name, t in value["matmul"].items()},
-        "copy_gbps": value["copy"]["gbps"],
-        "details": value,
-    }
+    return Ceilings(
+        matmul_tflops={name: t["tflops"] for name, t in value["matmul"].items()},
+        copy_gbps=value["copy"]["gbps"],
+        details=value,
+    )
+
+
+def _plain(params: Params) -> dict[str, object]:
+    """A configuration's parameters as the step receives them and the payload keeps them: the
+    fields the plan set (an LSTM has no kernel, a convolution no hidden size)."""
+    return {k: v for k, v in msgspec.structs.asdict(params).items() if v is not None}
+
+
+def _entry(config: Config) -> dict[str, object]:
+    """A planned configuration in the payload: name, parameters, chart groups."""
+    return {"name": config.name, "params": _plain(config.params), "groups": list(config.groups)}
 
 
 def _new_payload(kind: str, quick: bool, probe: dict[str, object], plan: Plan) -> dict[str, object]:
@@ -103,22 +117,23 @@ def _new_payload(kind: str, quick: bool, probe: dict[str, object], plan: Plan) -
         "ceilings": {},
         "groups": to_builtins(plan.groups),
         "results": [],
-        "skipped": list(plan.skipped),
+        "skipped": [{**_entry(s), "reason": s.reason} for s in plan.skipped],
         "failed": [],
     }
 
 
-def _record(payload: dict[str, Any], entry: dict[str, Any], result: StepResult) -> None:
+def _record(
+    payload: dict[str, Any], config: Config, ceilings: Ceilings, result: StepResult
+) -> None:
     """File one configuration's outcome under results, skipped or failed."""
     value = result.value or {}
+    entry = _entry(config)
     if result.ok and "skipped" in value:
         payload["skipped"].append({**entry, "reason": value["skipped"]})
     elif result.ok:
         timing = {k: v for k, v in value.items() if k not in entry}
         row = {**entry, **timing, "wall_s": round(result.wall_s, 3)}
-        row.update(
-            shares(payload["kind"], entry["params"], timing["median_ms"], payload["ceilings"])
-        )
+        row.update(shares(payload["kind"], config.params, timing["median_ms"], ceilings))
         payload["results"].append(row)
     else:
         payload["failed"].append({**entry, "status": result.status, "error": _step_error(result)})
@@ -126,7 +141,7 @@ def _record(payload: dict[str, Any], entry: dict[str, Any], result: StepResult) 
 
 def _measure(session: _Session, payload: dict[str, Any], plan: Plan, quick: bool) -> str:
     """Ceilings, then every configuration; returns the final status."""
-    dtypes = sorted({c["params"]["dtype"] for c in plan.configs})
+    dtypes = sorted({c.params.dtype for c in plan.configs})
     device = payload["device"]["type"]
     session.event(stage="ceilings", message="Measuring the device's matmul and copy ceilings")
     value = session.required(
@@ -137,21 +152,22 @@ def _measure(session: _Session, payload: dict[str, Any], plan: Plan, quick: bool
     )
     if value is None:
         return "cancelled"
-    payload["ceilings"] = _ceilings(value)
+    ceilings = _ceilings(value)
+    payload["ceilings"] = to_builtins(ceilings)
     total = len(plan.configs)
-    for index, entry in enumerate(plan.configs):
+    for index, config in enumerate(plan.configs):
         session.event(
             stage="config",
             index=index,
             total=total,
-            name=entry["name"],
-            message=f"[{index + 1}/{total}] {entry['name']}",
+            name=config.name,
+            message=f"[{index + 1}/{total}] {config.name}",
         )
-        params = {**entry["params"], "name": entry["name"]}
+        params = {**_plain(config.params), "name": config.name}
         result = session.call(f"{payload['kind']}.py", "run_config", params, CONFIG_TIMEOUT_S)
         if result.status == "cancelled":
             return "cancelled"
-        _record(payload, entry, result)
+        _record(payload, config, ceilings, result)
     return "complete"
 
 
@@ -184,12 +200,15 @@ def run_sweep(
             "tensor_core_tf32": probe["tensor_core_tf32"],
             "bf16": probe["bf16"],
         }
-        plan = make_plan(kind, device, quick)
+        what = "benchmark probe"
+        plan = make_plan(kind, convert(device, Device, name=worker.python, what=what), quick)
         payload = _new_payload(kind, quick, probe, plan)
         payload["status"] = _measure(session, payload, plan, quick)
     payload["duration_s"] = round(time.monotonic() - started, 2)
+    from core.bench.model import Sweep
     from core.bench.recommend import recommend
 
-    payload["recommendations"] = to_builtins(recommend(payload))
+    sweep = Sweep.from_dict(payload, name=f"the {kind} sweep")
+    payload["recommendations"] = to_builtins(recommend(sweep))
     session.event(stage="done", message=f"{kind} sweep {payload['status']}")
     return payload

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
-from core.bench.model import Group
+from core.bench.model import Ceilings, Config, Device, Group, Params, Skipped
 
 KINDS = ("lstm", "conv")
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
@@ -31,46 +31,65 @@ NO_TF32_GPU = "this GPU has no TF32 Tensor Cores (needs compute capability 8.0+)
 NO_BF16_GPU = "torch reports no bfloat16 support on this GPU"
 
 
+class Timing(TypedDict):
+    """A configuration's repeat budget (the harness's parameters)."""
+
+    budget_s: float
+    warmup: int
+    warmup_s: float
+    min_repeats: int
+    max_repeats: int
+
+
+class ConvShape(TypedDict):
+    """One convolution layer's shape."""
+
+    batch: int
+    in_channels: int
+    out_channels: int
+    height: int
+    width: int
+    kernel: int
+    stride: int
+    padding: int
+
+
 @dataclass
 class Plan:
     """A sweep's configurations to run (params per step call) and the ones skipped, with why."""
 
     kind: str
     groups: list[Group]
-    configs: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    configs: list[Config] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
-    def add(self, group: str, params: dict[str, object], reason: str | None = None) -> None:
+    def add(self, group: str, params: Params, reason: str | None = None) -> None:
         """Add `params` to `group`, merging with an identical configuration already planned."""
         name = config_name(self.kind, params)
         for entry in [*self.configs, *self.skipped]:
-            if entry["name"] == name:
-                if group not in entry["groups"]:
-                    entry["groups"].append(group)
+            if entry.name == name:
+                if group not in entry.groups:
+                    entry.groups.append(group)
                 return
-        entry = {"name": name, "params": params, "groups": [group]}
         if reason:
-            self.skipped.append({**entry, "reason": reason})
+            self.skipped.append(Skipped(name=name, params=params, groups=[group], reason=reason))
         else:
-            self.configs.append(entry)
+            self.configs.append(Config(name=name, params=params, groups=[group]))
 
 
-def config_name(kind: str, p: dict[str, object]) -> str:
+def config_name(kind: str, p: Params) -> str:
     """A short unique name, e.g. `cudnn fp16 512/1024/128 L1 train`."""
     if kind == "lstm":
-        sizes = f"{p['input_size']}/{p['hidden_size']}/{p['batch']}"
-        return f"{p['impl']} {p['dtype']} {sizes} T{p['seq_len']} L{p['layers']} {p['mode']}"
-    shape = f"{p['batch']}x{p['in_channels']}x{p['height']}x{p['width']}->{p['out_channels']}"
-    flags = f"bench={'on' if p['benchmark'] else 'off'} det={'on' if p['deterministic'] else 'off'}"
-    return (
-        f"conv{p['kernel']}x{p['kernel']} {shape} {p['dtype']} {p['memory_format']} {flags} "
-        f"{p['mode']}"
-    )
+        sizes = f"{p.input_size}/{p.hidden_size}/{p.batch}"
+        return f"{p.impl} {p.dtype} {sizes} T{p.seq_len} L{p.layers} {p.mode}"
+    shape = f"{p.batch}x{p.in_channels}x{p.height}x{p.width}->{p.out_channels}"
+    flags = f"bench={'on' if p.benchmark else 'off'} det={'on' if p.deterministic else 'off'}"
+    return f"conv{p.kernel}x{p.kernel} {shape} {p.dtype} {p.memory_format} {flags} {p.mode}"
 
 
-def _dtype_skip(kind: str, dtype: str, device: dict[str, object]) -> str | None:
+def _dtype_skip(kind: str, dtype: str, device: Device) -> str | None:
     """Why `dtype` cannot be measured meaningfully on this device (None when it can)."""
-    if device["type"] != "cuda":
+    if device.type != "cuda":
         cpu_reasons = {
             ("lstm", "tf32"): TF32_ON_CPU,
             ("conv", "tf32"): TF32_ON_CPU,
@@ -80,15 +99,15 @@ def _dtype_skip(kind: str, dtype: str, device: dict[str, object]) -> str | None:
         }
         return cpu_reasons.get((kind, dtype))
     gpu_reasons = {
-        "tf32": None if device.get("tensor_core_tf32") else NO_TF32_GPU,
-        "bf16": None if device.get("bf16") else NO_BF16_GPU,
+        "tf32": None if device.tensor_core_tf32 else NO_TF32_GPU,
+        "bf16": None if device.bf16 else NO_BF16_GPU,
     }
     return gpu_reasons.get(dtype)
 
 
-def _timing(device: dict[str, object], quick: bool) -> dict[str, object]:
+def _timing(device: Device, quick: bool) -> Timing:
     """Repeat budget per configuration: enough repeats for a stable median, within the budget."""
-    if device["type"] == "cuda":
+    if device.type == "cuda":
         # a sample of a short kernel is a block of about 1 ms of calls (see the harness), so
         # 100 samples already hold thousands of calls and keep the full sweeps near 20 s each
         return {
@@ -107,13 +126,13 @@ def _timing(device: dict[str, object], quick: bool) -> dict[str, object]:
     }
 
 
-def lstm_sizes(device: dict[str, object], quick: bool) -> tuple[int, list[tuple[int, int, int]]]:
+def lstm_sizes(device: Device, quick: bool) -> tuple[int, list[tuple[int, int, int]]]:
     """Sequence length and (input, hidden, batch) sizes: each aligned size then a misaligned twin.
 
     The GPU sizes repeat the H200 probe in research (512/512/64 vs 509/509/63 and
     512/1024/128 vs 511/1023/127); the CPU ones are small enough for two cores.
     """
-    if device["type"] == "cuda":
+    if device.type == "cuda":
         sizes = [(512, 512, 64), (509, 509, 63), (512, 1024, 128), (511, 1023, 127)]
         return 100, sizes[:2] if quick else sizes
     if quick:
@@ -121,9 +140,9 @@ def lstm_sizes(device: dict[str, object], quick: bool) -> tuple[int, list[tuple[
     return 50, [(128, 128, 32), (125, 125, 31), (256, 256, 64), (253, 253, 63)]
 
 
-def lstm_plan(device: dict[str, object], quick: bool = False) -> Plan:
+def lstm_plan(device: Device, quick: bool = False) -> Plan:
     """The LSTM criteria sweep: precision x alignment, implementation, depth, forward-only."""
-    cuda = device["type"] == "cuda"
+    cuda = device.type == "cuda"
     lib = "cudnn" if cuda else "native"
     where = "cuDNN" if cuda else "nn.LSTM on the CPU"
     seq_len, sizes = lstm_sizes(device, quick)
@@ -136,7 +155,7 @@ def lstm_plan(device: dict[str, object], quick: bool = False) -> Plan:
         Group("layers", f"One layer vs several ({where}, training step)", "dtype"),
     ]
     plan = Plan("lstm", groups)
-    base = {"seq_len": seq_len, "device": device["type"], **_timing(device, quick)}
+    timing = _timing(device, quick)
 
     def add(
         group: str,
@@ -148,17 +167,19 @@ def lstm_plan(device: dict[str, object], quick: bool = False) -> Plan:
         mode: str = "train",
     ) -> None:
         i, h, b = size
-        params = {
-            "impl": impl,
-            "dtype": dtype,
-            "input_size": i,
-            "hidden_size": h,
-            "batch": b,
-            "layers": layers,
-            "mode": mode,
-            "aligned": all(n % 8 == 0 for n in size),
-            **base,
-        }
+        params = Params(
+            impl=impl,
+            dtype=dtype,
+            input_size=i,
+            hidden_size=h,
+            batch=b,
+            layers=layers,
+            mode=mode,
+            aligned=all(n % 8 == 0 for n in size),
+            seq_len=seq_len,
+            device=device.type,
+            **timing,
+        )
         reason = _dtype_skip("lstm", dtype, device)
         if impl == "cudnn" and not cuda:
             reason = CUDNN_ON_CPU
@@ -181,28 +202,31 @@ def lstm_plan(device: dict[str, object], quick: bool = False) -> Plan:
     return plan
 
 
-def conv_shapes(device: dict[str, object], quick: bool) -> list[dict[str, int]]:
+def conv_shapes(device: Device, quick: bool) -> list[ConvShape]:
     """Convolution shapes: ResNet-style 3x3 layers (early wide-image and late deep-channel)."""
-    if device["type"] == "cuda":
-        shapes = [
-            dict(batch=32, in_channels=64, out_channels=64, height=56, width=56),
-            dict(batch=32, in_channels=256, out_channels=256, height=14, width=14),
-        ]
-    else:
-        shapes = [
-            dict(batch=4, in_channels=32, out_channels=32, height=28, width=28),
-            dict(batch=4, in_channels=128, out_channels=128, height=14, width=14),
-        ]
-    shapes = shapes[:1] if quick else shapes
-    return [{**shape, "kernel": 3, "stride": 1, "padding": 1} for shape in shapes]
+    gpu = [(32, 64, 56), (32, 256, 14)]  # (batch, channels in and out, height and width)
+    sizes = gpu if device.type == "cuda" else [(4, 32, 28), (4, 128, 14)]
+    return [
+        ConvShape(
+            batch=batch,
+            in_channels=channels,
+            out_channels=channels,
+            height=side,
+            width=side,
+            kernel=3,
+            stride=1,
+            padding=1,
+        )
+        for batch, channels, side in (sizes[:1] if quick else sizes)
+    ]
 
 
-def conv_plan(device: dict[str, object], quick: bool = False) -> Plan:
+def conv_plan(device: Device, quick: bool = False) -> Plan:
     """The convolution sweep: cudnn.benchmark x deterministic x dtype x memory format."""
-    cuda = device["type"] == "cuda"
+    cuda = device.type == "cuda"
     groups: list[Group] = []
     plan = Plan("conv", groups)
-    base = {"device": device["type"], **_timing(device, quick)}
+    timing = _timing(device, quick)
     dtypes = GPU_DTYPES
     for shape in conv_shapes(device, quick):
         label = f"{shape['batch']}x{shape['in_channels']}x{shape['height']}x{shape['width']}"
@@ -218,15 +242,16 @@ def conv_plan(device: dict[str, object], quick: bool = False) -> Plan:
         for (bench, det), dtype, fmt in itertools.product(
             flags, dtypes, ("contiguous", "channels_last")
         ):
-            params = {
+            params = Params(
                 **shape,
-                "dtype": dtype,
-                "memory_format": fmt,
-                "benchmark": bench,
-                "deterministic": det,
-                "mode": "train",
-                **base,
-            }
+                dtype=dtype,
+                memory_format=fmt,
+                benchmark=bench,
+                deterministic=det,
+                mode="train",
+                device=device.type,
+                **timing,
+            )
             reason = _dtype_skip("conv", dtype, device)
             if not cuda and (bench or det):
                 if dtype != "fp32" or fmt != "contiguous":
@@ -236,54 +261,65 @@ def conv_plan(device: dict[str, object], quick: bool = False) -> Plan:
     return plan
 
 
-def make_plan(kind: str, device: dict[str, object], quick: bool = False) -> Plan:
+def make_plan(kind: str, device: Device, quick: bool = False) -> Plan:
     """The plan for sweep `kind` ("lstm" or "conv") on the probed device."""
     return lstm_plan(device, quick) if kind == "lstm" else conv_plan(device, quick)
 
 
-def lstm_work(p: dict[str, Any]) -> tuple[float, float]:
+def _sizes(p: Params, *names: str) -> list[int]:
+    """The named size fields of a configuration (an error naming the field if one is unset)."""
+    values = [getattr(p, name) for name in names]
+    for name, value in zip(names, values, strict=True):
+        if not isinstance(value, int):
+            raise ValueError(f"configuration has no {name}: {p}")
+    return values
+
+
+def lstm_work(p: Params) -> tuple[float, float]:
     """FLOPs of the gate matmuls (forward 8*H*(I+H)*T*B per layer; training 3x) and the fewest
     bytes (input, output and weights once; training adds the output gradient and weight
     gradients)."""
-    hidden, steps = p["hidden_size"], p["seq_len"] * p["batch"]
+    input_size, hidden, batch, seq_len, layers = _sizes(
+        p, "input_size", "hidden_size", "batch", "seq_len", "layers"
+    )
+    steps = seq_len * batch
     flops = 0.0
     weights = 0.0
-    for layer in range(p["layers"]):
-        inp = p["input_size"] if layer == 0 else hidden
+    for layer in range(layers):
+        inp = input_size if layer == 0 else hidden
         flops += 8 * hidden * (inp + hidden) * steps
         weights += 4 * hidden * (inp + hidden)
-    activations = steps * (p["input_size"] + hidden)
-    train = p["mode"] == "train"
+    activations = steps * (input_size + hidden)
+    train = p.mode == "train"
     elements = activations + weights + ((steps * hidden + weights) if train else 0)
-    return flops * (3 if train else 1), elements * ELEMENT_BYTES[p["dtype"]]
+    return flops * (3 if train else 1), elements * ELEMENT_BYTES[p.dtype]
 
 
-def conv_work(p: dict[str, Any]) -> tuple[float, float]:
+def conv_work(p: Params) -> tuple[float, float]:
     """FLOPs (2*N*K*C*R*S*Ho*Wo forward; training adds data and weight gradients, 3x) and the
     fewest bytes (input, weight, output once; training reads and writes each twice)."""
-    side = [
-        (n + 2 * p["padding"] - p["kernel"]) // p["stride"] + 1 for n in (p["height"], p["width"])
-    ]
-    out = p["batch"] * p["out_channels"] * side[0] * side[1]
-    weight = p["out_channels"] * p["in_channels"] * p["kernel"] ** 2
-    inp = p["batch"] * p["in_channels"] * p["height"] * p["width"]
-    flops = 2.0 * out * p["in_channels"] * p["kernel"] ** 2
-    factor = 3 if p["mode"] == "train" else 1
+    batch, c_in, c_out, height, width, kernel, stride, padding = _sizes(
+        p, "batch", "in_channels", "out_channels", "height", "width", "kernel", "stride", "padding"
+    )
+    side = [(n + 2 * padding - kernel) // stride + 1 for n in (height, width)]
+    out = batch * c_out * side[0] * side[1]
+    weight = c_out * c_in * kernel**2
+    inp = batch * c_in * height * width
+    flops = 2.0 * out * c_in * kernel**2
+    factor = 3 if p.mode == "train" else 1
     elements = (inp + weight + out) * (2 if factor == 3 else 1)
-    return flops * factor, float(elements * ELEMENT_BYTES[p["dtype"]])
+    return flops * factor, float(elements * ELEMENT_BYTES[p.dtype])
 
 
-def shares(
-    kind: str, params: dict[str, Any], median_ms: float, ceilings: dict[str, Any]
-) -> dict[str, object]:
+def shares(kind: str, params: Params, median_ms: float, ceilings: Ceilings) -> dict[str, object]:
     """Achieved TFLOP/s and GB/s, each as a share of the measured ceiling; the larger one is
     the share of peak and names what bounds the configuration."""
     flops, nbytes = lstm_work(params) if kind == "lstm" else conv_work(params)
     seconds = median_ms / 1000.0
     tflops = flops / seconds / 1e12
     gbps = nbytes / seconds / 1e9
-    peak_tflops = ceilings.get("matmul_tflops", {}).get(params["dtype"])
-    peak_gbps = ceilings.get("copy_gbps")
+    peak_tflops = ceilings.matmul_tflops.get(params.dtype)
+    peak_gbps = ceilings.copy_gbps
     compute = tflops / peak_tflops if peak_tflops else None
     memory = gbps / peak_gbps if peak_gbps else None
     known = [(v, k) for v, k in ((compute, "compute"), (memory, "memory")) if v is not None]

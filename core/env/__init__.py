@@ -11,6 +11,7 @@ from core.env.render import render_human
 if TYPE_CHECKING:
     import threading
 
+    from core.env.multigpu_model import MultiGpu
     from core.env.probe.shapes import DeepJSON, QuickJSON
     from core.env.runner import ProbeRun
 
@@ -98,7 +99,7 @@ def assemble(
     deep_data: DeepJSON | None,
     status: dict[str, object],
     deep: bool,
-    multi_gpu: dict[str, object] | None = None,
+    multi_gpu: MultiGpu | None = None,
 ) -> Environment:
     """The Environment with findings from the probes' JSON (live or recorded)."""
     from core.env.build import build

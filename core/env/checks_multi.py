@@ -1,15 +1,23 @@
 """Checks on the multi-GPU section: what makes collectives hang, fail or crawl on this host.
 
-Pure functions of the `multi_gpu` dict (see core.env.multigpu.build_section), the environment
+Pure functions of the `multi_gpu` section (core.env.multigpu_model.MultiGpu), the environment
 variables and the installed packages, so recorded and synthetic sections test them on a CPU.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from core.env.model import Environment, Finding
+from core.env.multigpu_model import (
+    Ecc,
+    GpuHealth,
+    MultiGpu,
+    NcclLoaded,
+    RemappedRows,
+    RetiredPages,
+    TorchDevice,
+)
 
 THERMAL = {"sw_thermal_slowdown", "hw_thermal_slowdown"}
 HARDWARE = {"hw_slowdown", "hw_power_brake_slowdown"}
@@ -31,34 +39,34 @@ def check_multi_gpu(env: Environment) -> list[Finding]:
 
 
 def multi_gpu_findings(
-    section: dict[str, Any], env_vars: dict[str, str] | None = None, nccl_package: str | None = None
+    section: MultiGpu, env_vars: dict[str, str] | None = None, nccl_package: str | None = None
 ) -> list[Finding]:
     """Every finding about the interconnect, GPU health and NCCL."""
-    gpus = section.get("gpus") or []
+    gpus = section.gpus
     out: list[Finding] = []
-    if section.get("nvml_error") and section.get("gpu_count", 0) >= 2:
+    if section.nvml_error and section.gpu_count >= 2:
         out.append(
             Finding(
                 "multi-gpu.nvml-unavailable",
                 "info",
-                f"NVLink, ECC and throttle state could not be read: {section['nvml_error']}.",
+                f"NVLink, ECC and throttle state could not be read: {section.nvml_error}.",
                 "Install nvidia-ml-py beside cuda-clinic, or run `nvidia-smi topo -m` and "
                 "`nvidia-smi -q -d ECC,PERFORMANCE` by hand.",
             )
         )
-    out += _mismatch(gpus, (section.get("torch") or {}).get("devices") or [])
+    out += _mismatch(gpus, (section.torch.devices if section.torch else None) or [])
     out += _nvlink(gpus)
     out += _peer_access(section)
     for gpu in gpus:
         out += _ecc(gpu) + _throttle(gpu)
-    out += _nccl(section.get("nccl"), env_vars or {}, nccl_package)
+    out += _nccl(section.nccl, env_vars or {}, nccl_package)
     return out
 
 
-def _mismatch(gpus: list[dict[str, object]], devices: list[dict[str, object]]) -> list[Finding]:
-    listed = gpus if len(gpus) >= 2 else devices
+def _mismatch(gpus: list[GpuHealth], devices: list[TorchDevice]) -> list[Finding]:
+    listed: list[GpuHealth] | list[TorchDevice] = gpus if len(gpus) >= 2 else devices
     out = []
-    names = Counter(str(g.get("name")) for g in listed if g.get("name"))
+    names = Counter(g.name for g in listed if g.name)
     if len(names) > 1:
         out.append(
             Finding(
@@ -70,7 +78,7 @@ def _mismatch(gpus: list[dict[str, object]], devices: list[dict[str, object]]) -
                 "Pin a job to identical GPUs with CUDA_VISIBLE_DEVICES.",
             )
         )
-    memory = Counter(g.get("memory_total_mb") for g in listed if g.get("memory_total_mb"))
+    memory = Counter(g.memory_total_mb for g in listed if g.memory_total_mb)
     if len(memory) > 1 and len(names) <= 1:
         out.append(
             Finding(
@@ -86,29 +94,29 @@ def _mismatch(gpus: list[dict[str, object]], devices: list[dict[str, object]]) -
     return out
 
 
-def _nvlink(gpus: list[dict[str, Any]]) -> list[Finding]:
+def _nvlink(gpus: list[GpuHealth]) -> list[Finding]:
     out = []
-    with_links = [g for g in gpus if (g.get("nvlink") or {}).get("total")]
+    with_links = [g for g in gpus if g.nvlink.total]
     for gpu in with_links:
-        link = gpu["nvlink"]
-        if link["inactive"] and link["active"]:
+        link = gpu.nvlink
+        if link.inactive and link.active:
             out.append(
                 Finding(
                     "multi-gpu.nvlink-down",
                     "warning",
-                    f"GPU {gpu['index']} has {len(link['inactive'])} of {link['total']} NVLink "
-                    f"links down (links {', '.join(map(str, link['inactive']))}): NCCL uses "
+                    f"GPU {gpu.index} has {len(link.inactive)} of {link.total} NVLink "
+                    f"links down (links {', '.join(map(str, link.inactive))}): NCCL uses "
                     "the ones that remain, so collectives run slower than this host should give.",
                     "Check `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e`; a reset or a "
                     "reseated bridge/board brings links back.",
                 )
             )
-        elif link["inactive"] and not link["active"] and len(with_links) >= 2:
+        elif link.inactive and not link.active and len(with_links) >= 2:
             out.append(
                 Finding(
                     "multi-gpu.nvlink-down",
                     "error",
-                    f"GPU {gpu['index']} has NVLink but none of its {link['total']} links is "
+                    f"GPU {gpu.index} has NVLink but none of its {link.total} links is "
                     "up: its traffic goes over PCIe (or fails where P2P is off).",
                     "Check `nvidia-smi nvlink -s` and the fabric manager "
                     "(`systemctl status nvidia-fabricmanager` on NVSwitch systems).",
@@ -117,8 +125,8 @@ def _nvlink(gpus: list[dict[str, Any]]) -> list[Finding]:
     return out
 
 
-def _peer_access(section: dict[str, Any]) -> list[Finding]:
-    pairs = (section.get("torch") or {}).get("peer_access") or []
+def _peer_access(section: MultiGpu) -> list[Finding]:
+    pairs = (section.torch.peer_access if section.torch else None) or []
     denied = [p for p in pairs if p.get("can_access") is False]
     if not denied:
         return []
@@ -137,12 +145,12 @@ def _peer_access(section: dict[str, Any]) -> list[Finding]:
     ]
 
 
-def _ecc(gpu: dict[str, Any]) -> list[Finding]:
-    ecc = gpu.get("ecc") or {}
+def _ecc(gpu: GpuHealth) -> list[Finding]:
+    ecc = gpu.ecc or Ecc()
     out = []
-    where = f"GPU {gpu.get('index')} ({gpu.get('name') or 'unknown'})"
-    volatile = ecc.get("volatile_uncorrected") or 0
-    aggregate = ecc.get("aggregate_uncorrected") or 0
+    where = f"GPU {gpu.index} ({gpu.name or 'unknown'})"
+    volatile = ecc.volatile_uncorrected or 0
+    aggregate = ecc.aggregate_uncorrected or 0
     if volatile:
         out.append(
             Finding(
@@ -163,9 +171,9 @@ def _ecc(gpu: dict[str, Any]) -> list[Finding]:
                 "Watch `nvidia-smi -q -d ECC`; a growing count means a failing board.",
             )
         )
-    retired = ecc.get("retired_pages") or {}
-    rows = ecc.get("remapped_rows") or {}
-    if retired.get("pending") or rows.get("pending"):
+    retired = ecc.retired_pages or RetiredPages()
+    rows = ecc.remapped_rows or RemappedRows()
+    if retired.pending or rows.pending:
         out.append(
             Finding(
                 "multi-gpu.retirement-pending",
@@ -174,7 +182,7 @@ def _ecc(gpu: dict[str, Any]) -> list[Finding]:
                 "Reset the GPU (or reboot) so the bad memory is taken out of use.",
             )
         )
-    if rows.get("failure"):
+    if rows.failure:
         out.append(
             Finding(
                 "multi-gpu.row-remap-failure",
@@ -184,8 +192,8 @@ def _ecc(gpu: dict[str, Any]) -> list[Finding]:
                 "Take the GPU out of service and contact the vendor.",
             )
         )
-    count = (retired.get("double_bit") or 0) + (retired.get("single_bit") or 0)
-    count += rows.get("uncorrectable") or 0
+    count = (retired.double_bit or 0) + (retired.single_bit or 0)
+    count += rows.uncorrectable or 0
     if count and not out:
         out.append(
             Finding(
@@ -198,9 +206,9 @@ def _ecc(gpu: dict[str, Any]) -> list[Finding]:
     return out
 
 
-def _throttle(gpu: dict[str, Any]) -> list[Finding]:
-    reasons = set((gpu.get("throttle") or {}).get("reasons") or [])
-    where = f"GPU {gpu.get('index')}"
+def _throttle(gpu: GpuHealth) -> list[Finding]:
+    reasons = set(gpu.throttle.reasons if gpu.throttle else [])
+    where = f"GPU {gpu.index}"
     if reasons & (THERMAL | HARDWARE):
         named = ", ".join(sorted(reasons & (THERMAL | HARDWARE)))
         return [
@@ -225,17 +233,15 @@ def _throttle(gpu: dict[str, Any]) -> list[Finding]:
     return []
 
 
-def _nccl(
-    nccl: dict[str, Any] | None, env_vars: dict[str, str], package: str | None
-) -> list[Finding]:
+def _nccl(nccl: NcclLoaded | None, env_vars: dict[str, str], package: str | None) -> list[Finding]:
     out = []
-    if nccl and nccl.get("version") and package and not package.startswith(nccl["version"]):
-        loaded = ", ".join(nccl.get("loaded") or []) or "an unknown file"
+    if nccl and nccl.version and package and not package.startswith(nccl.version):
+        loaded = ", ".join(nccl.loaded) or "an unknown file"
         out.append(
             Finding(
                 "multi-gpu.nccl-not-torchs",
                 "warning",
-                f"torch runs NCCL {nccl['version']} ({loaded}), but the installed "
+                f"torch runs NCCL {nccl.version} ({loaded}), but the installed "
                 f"nvidia-nccl wheel is {package}: another libnccl was put first "
                 "(LD_LIBRARY_PATH, LD_PRELOAD or NCCL_LIBRARY).",
                 "Unset the variable that points at the other NCCL unless you meant it.",

@@ -8,13 +8,13 @@ the folder torch was expected to use; a folder that supplied cuDNN files but lac
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.env.model import Cudnn, CudnnCopy, LoadedLibrary, Torch
 from core.env.probe.libmaps import CUDNN9_PARTS
 
 if TYPE_CHECKING:
-    from core.env.probe.shapes import PipPackage, QuickJSON
+    from core.env.probe.shapes import CudnnFolder, PipPackage, QuickJSON
 
 
 def _package_for(directory: str, packages: list[PipPackage]) -> str | None:
@@ -97,7 +97,7 @@ def build_cudnn(
     torch: Torch,
     quick: QuickJSON,
     loaded: list[LoadedLibrary],
-    folders: dict[str, Any] | None = None,
+    folders: dict[str, CudnnFolder] | None = None,
 ) -> Cudnn:
     """cuDNN: copies on disk, the expected one, and (deep) the loaded one with its real version.
 

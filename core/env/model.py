@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.env.multigpu_model import MultiGpu
 from core.env.probe.shapes import (
     Ecosystem,
     Libraries,
@@ -229,7 +230,7 @@ class Environment:
     suppressed: list[Finding] = field(default_factory=list)  # cascades a root cause explains
     app: dict[str, Any] = field(default_factory=dict)
     # Deep mode with a GPU: NVLink, peer access, ECC, throttling, NCCL (core.env.multigpu).
-    multi_gpu: dict[str, Any] | None = None
+    multi_gpu: MultiGpu | None = None
 
     @property
     def has_error(self) -> bool:

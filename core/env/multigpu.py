@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from core.env.multigpu_model import MultiGpu
 from core.env.probe.nvml_links import generation
 from core.env.probe.shapes import DeepJSON, LinkGpu, Links, NvLink, QuickJSON
 
@@ -61,7 +62,7 @@ def peers_from_deep(deep: DeepJSON | None) -> dict[str, object] | None:
     }
 
 
-def section_from_probes(quick: QuickJSON, deep: DeepJSON | None) -> dict[str, object] | None:
+def section_from_probes(quick: QuickJSON, deep: DeepJSON | None) -> MultiGpu | None:
     """The section from one deep run's probes, or None without a GPU to describe."""
     if not gpu_count(quick, deep):
         return None
@@ -122,8 +123,9 @@ def _bus_key(bus_id: str | None) -> str | None:
         return None
 
 
-def build_section(links: Links | None, peers: dict[str, Any] | None) -> dict[str, Any]:
-    """The `multi_gpu` JSON from the two probes' output (either may be None: it did not run)."""
+def build_section(links: Links | None, peers: dict[str, Any] | None) -> MultiGpu:
+    """The `multi_gpu` section from the two probes' output (either may be None: it did not run);
+    a field of the wrong type is an InputError naming it (one line)."""
     links = links or {"error": "the NVML links probe gave no result", "gpus": [], "p2p": []}
     nvml_gpus = links.get("gpus") or []
     bus_to_index = {
@@ -158,7 +160,7 @@ def build_section(links: Links | None, peers: dict[str, Any] | None) -> dict[str
     if peers is not None and not peers.get("import_error"):
         nccl = {"version": peers.get("nccl_version"), "loaded": peers.get("nccl_loaded") or []}
     count = len(nvml_gpus) or int((peers or {}).get("device_count") or 0)
-    return {
+    section = {
         "gpu_count": count,
         "nvml_error": links.get("error"),
         "gpus": gpus,
@@ -166,6 +168,9 @@ def build_section(links: Links | None, peers: dict[str, Any] | None) -> dict[str
         "torch": torch_part,
         "nccl": nccl,
     }
+    from core.models import convert
+
+    return convert(section, MultiGpu, name="the multi-GPU probes", what="multi-GPU section")
 
 
 def gpu_count(quick: QuickJSON, deep: DeepJSON | None) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from core.env.multigpu_model import GpuHealth, LinkSummary, MultiGpu
 
 _LABEL = 10
 
@@ -11,13 +11,13 @@ def _row(label: str, value: str) -> str:
     return f"  {label:<{_LABEL}} {value}"
 
 
-def _link_text(link: dict[str, Any]) -> str:
-    if not link.get("total"):
+def _link_text(link: LinkSummary) -> str:
+    if not link.total:
         return "no NVLink"
-    version = "/".join(_short(v) for v in link.get("versions") or []) or "?"
-    to = ", ".join(f"{n} to {peer}" for peer, n in sorted((link.get("to") or {}).items()))
-    down = f", DOWN: {link['inactive']}" if link.get("inactive") else ""
-    return f"NVLink {version} {link['active']}/{link['total']} up ({to or 'no peer'}){down}"
+    version = "/".join(_short(v) for v in link.versions) or "?"
+    to = ", ".join(f"{n} to {peer}" for peer, n in sorted(link.to.items()))
+    down = f", DOWN: {link.inactive}" if link.inactive else ""
+    return f"NVLink {version} {link.active}/{link.total} up ({to or 'no peer'}){down}"
 
 
 def _short(version: object) -> str:
@@ -26,47 +26,45 @@ def _short(version: object) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _health_text(gpu: dict[str, Any]) -> str:
-    ecc = gpu.get("ecc") or {}
+def _health_text(gpu: GpuHealth) -> str:
+    ecc = gpu.ecc
     parts = []
-    if ecc.get("enabled") is not None:
+    if ecc is not None and ecc.enabled is not None:
         parts.append(
-            f"ECC {'on' if ecc['enabled'] else 'off'}, "
-            f"{ecc.get('volatile_uncorrected') or 0} uncorrected"
+            f"ECC {'on' if ecc.enabled else 'off'}, {ecc.volatile_uncorrected or 0} uncorrected"
         )
-    rows = ecc.get("remapped_rows")
+    rows = ecc.remapped_rows if ecc is not None else None
     if rows:
-        pending = ", pending" if rows.get("pending") else ""
-        parts.append(f"{rows.get('uncorrectable', 0)} remapped rows{pending}")
-    reasons = [r for r in (gpu.get("throttle") or {}).get("reasons") or [] if r != "gpu_idle"]
+        pending = ", pending" if rows.pending else ""
+        parts.append(f"{rows.uncorrectable} remapped rows{pending}")
+    reasons = [r for r in (gpu.throttle.reasons if gpu.throttle else []) if r != "gpu_idle"]
     parts.append("clocks: " + (", ".join(reasons) if reasons else "not throttled"))
     return "; ".join(parts)
 
 
-def render_multi_gpu(section: dict[str, Any] | None) -> list[str]:
+def render_multi_gpu(section: MultiGpu | None) -> list[str]:
     """Interconnect rows: each GPU's links and health, the peer matrix, NCCL as loaded."""
-    if not section:
+    if section is None:
         return []
-    count = int(section.get("gpu_count") or 0)
+    count = section.gpu_count
     title = "Multi-GPU" if count >= 2 else "GPU links and health"
     lines = ["", f"{title} ({count} GPU{'' if count == 1 else 's'})"]
-    if section.get("nvml_error"):
-        lines.append(_row("NVML", str(section["nvml_error"])))
-    for gpu in section.get("gpus") or []:
-        label = f"GPU {gpu.get('index')}"
-        lines.append(_row(label, _link_text(gpu.get("nvlink") or {})))
+    if section.nvml_error:
+        lines.append(_row("NVML", section.nvml_error))
+    for gpu in section.gpus:
+        lines.append(_row(f"GPU {gpu.index}", _link_text(gpu.nvlink)))
         lines.append(_row("", _health_text(gpu)))
-    torch = section.get("torch") or {}
-    if torch.get("import_error"):
-        lines.append(_row("peers", f"torch import fails: {torch['import_error']}"))
-    pairs = torch.get("peer_access") or []
+    torch = section.torch
+    if torch is not None and torch.import_error:
+        lines.append(_row("peers", f"torch import fails: {torch.import_error}"))
+    pairs = (torch.peer_access if torch is not None else None) or []
     if pairs:
         ok = [p for p in pairs if p.get("can_access")]
         denied = [f"{p['from']}->{p['to']}" for p in pairs if not p.get("can_access")]
         text = f"{len(ok)}/{len(pairs)} pairs can access each other"
         lines.append(_row("peers", text + (f"; not: {', '.join(denied)}" if denied else "")))
-    nccl = section.get("nccl")
-    if nccl:
-        loaded = ", ".join(nccl.get("loaded") or []) or "no libnccl mapped"
-        lines.append(_row("NCCL", f"{nccl.get('version') or '?'} loaded from {loaded}"))
+    nccl = section.nccl
+    if nccl is not None:
+        loaded = ", ".join(nccl.loaded) or "no libnccl mapped"
+        lines.append(_row("NCCL", f"{nccl.version or '?'} loaded from {loaded}"))
     return lines

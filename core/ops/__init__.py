@@ -11,7 +11,7 @@ needed, running children through the packages below), saves its result through `
     try_command (both, the CLI)                                                     app: 2 phases;
     save_try(result)                -> busy error or None   core/ops/save.py        both save)
     wizard(scenario_id)             -> WizardRun            core/ops/wizard.py     (wizard run)
-    bench(kind)                     -> sweep payload        core/ops/bench.py      (bench)
+    bench(kind)                     -> Sweep                core/ops/bench.py      (bench)
     build(...)                      -> report model         core/ops/report.py     (report)
     fleet(...) / open_section(path) -> FleetRun / section   core/ops/fleet.py      (fleet)
     nccl(NcclRequest)               -> NcclReport           core/ops/nccl.py       (nccl)

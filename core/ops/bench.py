@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import msgspec
+
 from core.bench import run_sweep
 from core.bench.model import Sweep
 from core.bench.runner import EventCallback
@@ -18,9 +20,10 @@ def bench(
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
     save: bool = True,
-) -> dict[str, object]:
+) -> Sweep:
     """The `kind` sweep ("lstm" or "conv"); a complete one is saved (its id in `id`)."""
     payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel)
-    if save and payload.get("status") == "complete":
-        payload["id"] = record_bench(Sweep.from_dict(payload))
-    return payload
+    sweep = Sweep.from_dict(payload, name=f"the {kind} sweep")
+    if save and sweep.status == "complete":
+        sweep = msgspec.structs.replace(sweep, id=record_bench(sweep))
+    return sweep

@@ -150,20 +150,24 @@ def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
     payload.setdefault("kind", stored.get("kind"))
     # A sweep keeps its own few environment facts (not the env JSON that compact_run
     # summarises, which would read "not found" for every row); "where" says them in words.
+    from core.bench.model import Sweep
     from core.bench.recommend import environment_line
 
-    payload["where"] = environment_line(payload)
+    sweep = Sweep.from_dict(payload, name=f"benchmark run {payload.get('id')}")
+    payload["where"] = environment_line(sweep)
     return payload
 
 
 def bench_charts(payload: dict[str, object]) -> list[dict[str, object]]:
     """Chart entries (id, title, svg, data) for one benchmark payload, via core.bench.charts."""
     from core.bench.charts import build_charts
+    from core.bench.model import Sweep
     from core.bench.svg import render_svg
 
+    sweep = Sweep.from_dict(payload, name=f"benchmark run {payload.get('id')}")
     return [
         {"id": c.id, "title": c.title, "svg": render_svg(c), "data": c.to_dict()}
-        for c in build_charts(payload)
+        for c in build_charts(sweep)
     ]
 
 

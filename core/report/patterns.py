@@ -28,6 +28,7 @@ PUBLIC_SITES = frozenset(
         "gnu.org",
         "mozilla.org",
         "apple.com",
+        "fburl.com",  # torch's own "Could not run ... backend" message links fburl.com/ptmfixes
     }
 )
 # Sites whose subdomains belong to their users: the site itself is kept, `alice.github.io` is

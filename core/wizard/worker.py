@@ -14,6 +14,7 @@ import json
 import math
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -212,6 +213,7 @@ class _Child:
         self.stderr = _Tail(log_limit)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         lock = threading.Lock()  # pump's; each tail also locks itself against take()
+        self.pump_lock = lock
         self.threads = [
             threading.Thread(target=_pump_results, args=(read_fd, self.messages), daemon=True),
             threading.Thread(target=pump, args=(self.proc.stdout, self.stdout, lock), daemon=True),
@@ -235,6 +237,28 @@ class _Child:
         except (BrokenPipeError, OSError, ValueError):
             return False
         return True
+
+    def settle(self, timeout: float = 0.5) -> None:
+        """Let the log pumps catch up with a result: the child flushed stdout and stderr before
+        sending it, so its output is already in the pipes; wait (bounded) until both are empty,
+        then take the pumps' lock once so a chunk just read is fed before the tails are taken."""
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        pumps = {
+            self.proc.stdout.fileno(): self.threads[1],
+            self.proc.stderr.fileno(): self.threads[2],
+        }
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            live = [fd for fd, thread in pumps.items() if thread.is_alive()]  # dead: read to EOF
+            try:
+                pending, _, _ = select.select(live, [], [], 0)
+            except (OSError, ValueError):
+                break
+            if not pending:
+                break
+            time.sleep(0.005)
+        with self.pump_lock:
+            pass
 
     def kill_group(self) -> None:
         """SIGTERM the whole process group, a short grace, then SIGKILL what is left: the
@@ -414,6 +438,7 @@ class Worker:
         self, child: _Child, message: dict[str, object], started: float
     ) -> StepResult:
         """Turn a result message into a StepResult; a poisoned child is left to exit."""
+        child.settle()
         out, dropped_out = child.stdout.take()
         err, dropped_err = child.stderr.take()
         ok = bool(message.get("ok"))

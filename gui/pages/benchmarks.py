@@ -25,8 +25,7 @@ from PySide6.QtWidgets import (
 from core.bench.charts import BarChart, build_charts, compare_chart
 from core.bench.model import Sweep
 from core.bench.recommend import environment_line
-from core.history_rows import BenchRow
-from core.models import to_builtins
+from core.history_rows import BenchRow, StoredBench
 from core.ops.bench import bench
 from gui.charts import ChartView
 from gui.context import AppContext
@@ -69,7 +68,7 @@ class BenchmarksPage(Page):
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
-        self.payload: dict[str, object] | None = None
+        self.payload: Sweep | None = None
         self.task: RunTask | None = None
         self.chart_cards: list[ChartCard] = []
         self._loaded = False
@@ -184,12 +183,12 @@ class BenchmarksPage(Page):
             self.run_progress.setRange(0, int(event["total"]))
             self.run_progress.setValue(int(event.get("index", 0)))
 
-    def _on_finished(self, payload: dict[str, object]) -> None:
+    def _on_finished(self, sweep: Sweep) -> None:
         self._run_ended()
-        if payload.get("status") == "cancelled":
+        if sweep.status == "cancelled":
             self.message.setText("Cancelled; nothing was saved.")
             return
-        self.show_payload(payload)
+        self.show_payload(sweep)
         self.refresh()
 
     def _on_failed(self, exc: BaseException) -> None:
@@ -209,31 +208,26 @@ class BenchmarksPage(Page):
         self.chart_cards = []
         clear_layout(self.results, keep=1)  # the trailing stretch stays
 
-    def show_payload(self, payload: dict[str, Any]) -> None:
+    def show_payload(self, sweep: Sweep) -> None:
         """Show one sweep: its device line, recommendations and every chart."""
-        self.payload = payload
+        self.payload = sweep
         self._clear()
-        status = payload.get("status")
-        failed = len(payload.get("failed") or [])
-        skipped = len(payload.get("skipped") or [])
         self.message.setText(
-            f"{environment_line(payload)} · {len(payload.get('results') or [])} configurations "
-            f"measured, {skipped} skipped, {failed} failed · {status}"
+            f"{environment_line(sweep)} · {len(sweep.results)} configurations "
+            f"measured, {len(sweep.skipped)} skipped, {len(sweep.failed)} failed · {sweep.status}"
         )
-        recs = payload.get("recommendations") or []
-        if recs:
+        if sweep.recommendations:
             card = Card("What this machine says")
             text = "".join(
-                f"<p><b>{html.escape(str(r.get('title')))}</b>: "
-                f"{html.escape(str(r.get('text')))}</p>"
-                for r in recs
+                f"<p><b>{html.escape(r.title)}</b>: {html.escape(r.text)}</p>"
+                for r in sweep.recommendations
             )
             body = QLabel(text)
             body.setWordWrap(True)
             body.setTextFormat(Qt.TextFormat.RichText)
             card.layout_.addWidget(body)
             self.results.insertWidget(self.results.count() - 1, card)
-        for chart in build_charts(payload):
+        for chart in build_charts(sweep):
             self._add_chart(chart)
 
     def _add_chart(self, chart: BarChart) -> None:
@@ -248,9 +242,7 @@ class BenchmarksPage(Page):
         ids = self._selected_ids()
         self.compare_button.setEnabled(len(ids) == 2)
         if len(ids) == 1 and not (self.task is not None and self.task.is_running()):
-            self.ctx.data.history(
-                lambda h: h.get_bench(ids[0], Sweep).payload.to_dict(), self.show_payload
-            )
+            self.ctx.data.history(lambda h: h.get_bench(ids[0], Sweep).payload, self.show_payload)
 
     def compare_selected(self) -> None:
         """Chart the two selected runs side by side (older first)."""
@@ -258,22 +250,22 @@ class BenchmarksPage(Page):
         if len(ids) != 2:
             return
         self.ctx.data.history(
-            lambda h: [to_builtins(h.get_bench(i, Sweep)) for i in ids], self._on_compare_loaded
+            lambda h: [h.get_bench(i, Sweep) for i in ids], self._on_compare_loaded
         )
 
-    def _on_compare_loaded(self, runs: list[dict[str, Any]]) -> None:
+    def _on_compare_loaded(self, runs: list[StoredBench[Sweep]]) -> None:
         before, after = runs
-        if before["kind"] != after["kind"]:
+        if before.kind != after.kind:
             self.message.setText("Pick two runs of the same sweep to compare them.")
             return
         self._clear()
-        labels = (f"run {before['id']}", f"run {after['id']}")
-        chart = compare_chart(before["payload"], after["payload"], labels)
+        labels = (f"run {before.id}", f"run {after.id}")
+        chart = compare_chart(before.payload, after.payload, labels)
         if not chart.categories:
             self.message.setText("These two runs share no configuration to compare.")
             return
         self.message.setText(
-            f"Comparing {labels[0]} ({before['created']}) with {labels[1]} ({after['created']})."
+            f"Comparing {labels[0]} ({before.created}) with {labels[1]} ({after.created})."
         )
         self._add_chart(chart)
 

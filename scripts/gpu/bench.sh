@@ -33,6 +33,7 @@ python3 - "$out" <<'PY'
 """Full tables and recommendations into OUTDIR/{lstm,conv}.txt; a summary under 10 lines last."""
 import json, sys
 from pathlib import Path
+from core.bench.model import Sweep
 from core.bench.render import render_sweep
 out = Path(sys.argv[1])
 lines = ["== summary"]
@@ -42,7 +43,7 @@ for kind in ("lstm", "conv"):
     except (OSError, ValueError) as exc:
         lines.append(f"{kind}: no result ({exc})")
         continue
-    (out / f"{kind}.txt").write_text(render_sweep(payload) + "\n")
+    (out / f"{kind}.txt").write_text(render_sweep(Sweep.from_dict(payload)) + "\n")
     results = payload.get("results", [])
     blocked = sum(1 for r in results if r.get("calls_per_sample", 1) > 1)
     lines.append(

@@ -7,8 +7,9 @@
 # Order: wizards without a committed evidence record of their current steps ("new") before
 # re-runs, so a tight budget drops re-runs ("NOT RUN" in the summary; run them with
 # WIZARD_IDS=... in a second call).
-#   phase 0  (background) builds the wizards' CUDA extension for this GPU, sm_80 and sm_80+PTX
-#            into the build cache (core/wizard/steps/_extkit.py), about a minute on 16 cores;
+#   phase 0  (background) builds the wizards' CUDA extension for this GPU, sm_80 and sm_80+PTX,
+#            and the guard extension (this GPU then sm_80) into the build cache
+#            (core/wizard/steps/_extkit.py), about a minute on 16 cores;
 #   phase A  light wizards that need no extension, $jobs at a time;
 #   phase B  light wizards whose steps load the extension (after phase 0), $jobs at a time;
 #   phase C  the wizards that need the GPU to themselves (Requirements.exclusive), one by one.
@@ -91,7 +92,7 @@ print("Python.h:", os.path.isfile(os.path.join(sysconfig.get_paths()["include"],
 build_pid=
 if [ -n "$extw" ]; then
   ( t0=$SECONDS
-    build() {  # ARCH ('' = this GPU's): one variant in its own process (its own ARCH_LIST)
+    build() {  # VARIANT ('' = this GPU's, guard = the guard extension): in its own process
       timeout -k 5 240 "$PY" - "$1" <<'PYEOF'
 import sys
 sys.path.insert(0, "core/wizard/steps")
@@ -99,11 +100,10 @@ import torch, _extkit
 why = _extkit.why_no_toolchain() or (None if torch.cuda.is_available() else "no CUDA GPU")
 if why:
     print("no build:", why); raise SystemExit
-arch = sys.argv[1] or _extkit.this_gpu_arch()
-print("built", arch, _extkit.build_all([arch]))
+print("built", _extkit.build_all([sys.argv[1]]))
 PYEOF
     }
-    build "" & build 8.0 & build 8.0+PTX &
+    build "" & build 8.0 & build 8.0+PTX & build guard &
     wait
     echo "prebuild done in $(( SECONDS - t0 ))s" ) >"$out/prebuild.log" 2>&1 &
   build_pid=$!

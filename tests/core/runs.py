@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.bench.model import Device, Params, Row, Sweep
+from core.bench.model import Environment as SweepEnvironment
 from core.kb.results import Match
 from core.tryrun.model import TryResult
 from core.wizard.record import StepRecord, Verdict, WizardRun
@@ -37,7 +38,7 @@ def sweep(kind: str = "lstm", gpu: str = "H100", rows: Sequence[str] = ("a",)) -
         kind=kind,
         status="complete",
         device=Device(type="cuda", name=f"NVIDIA {gpu}"),
-        environment={"gpu": gpu, "torch": "2.11.0"},
+        environment=SweepEnvironment(gpu=gpu, torch="2.11.0"),
         results=[
             Row(name=name, params=Params(), median_ms=1.5, p10_ms=1.4, p90_ms=1.6) for name in rows
         ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from pathlib import Path
@@ -63,7 +64,7 @@ def test_bench_runs_round_trip(tmp_path: Path) -> None:
         assert stored.payload == msgspec.structs.replace(sweep("lstm", "H100"), id=lstm)
         assert stored.kind == "lstm" and stored.id == lstm and stored.created
         column = history.db.execute("SELECT environment FROM bench_runs WHERE id = ?", [lstm])
-        assert column.fetchone()[0] == '{"gpu":"H100","torch":"2.11.0"}'
+        assert json.loads(column.fetchone()[0]) == {"gpu": "H100", "torch": "2.11.0"}
         with pytest.raises(HistoryError):
             history.get_bench(999, Sweep)
 

@@ -22,10 +22,11 @@ def test_env_section_sees_every_gpu_and_the_peer_matrix() -> None:
     section = detect(sys.executable, deep=True).multi_gpu
     assert section is not None
     count = torch.cuda.device_count()
-    assert section["torch"]["device_count"] == count
-    assert len(section["torch"]["peer_access"]) == count * (count - 1)
-    assert section["nccl"]["version"] == ".".join(map(str, torch.cuda.nccl.version()))
-    assert any("libnccl" in path for path in section["nccl"]["loaded"])
+    assert section.torch is not None and section.nccl is not None
+    assert section.torch.device_count == count
+    assert len(section.torch.peer_access or []) == count * (count - 1)
+    assert section.nccl.version == ".".join(map(str, torch.cuda.nccl.version()))
+    assert any("libnccl" in path for path in section.nccl.loaded)
 
 
 def test_two_nccl_ranks_move_the_right_data_over_what_nccl_chose() -> None:

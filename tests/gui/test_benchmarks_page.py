@@ -20,9 +20,9 @@ def test_quick_sweep_is_charted_exported_and_compared(
     page.quick.setChecked(True)
     page.start()
     qtbot.wait_until(lambda: page.payload is not None, timeout=300000)
-    payload = page.payload
-    assert payload["status"] == "complete"
-    assert payload["results"], "the sweep measured something"
+    sweep = page.payload
+    assert sweep.status == "complete" and isinstance(sweep.id, int)
+    assert sweep.results, "the sweep measured something"
     assert page.chart_cards, "every sweep shows at least one chart"
     view = page.chart_cards[0].view
     chart = view.chart

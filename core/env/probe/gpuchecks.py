@@ -16,7 +16,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.env.probe.shapes import DeviceResult, OpResult, PeerEntry, Peers, TorchErrorJSON
+    from core.env.probe.shapes import (
+        DeviceJSON,
+        DeviceResult,
+        OpResult,
+        PeerEntry,
+        Peers,
+        TorchErrorJSON,
+    )
 
 
 MAX_MESSAGE = 4000
@@ -73,10 +80,10 @@ def first_conv(torch: Any, log: Log) -> OpResult:
     return _run_op(torch, 0, "first-conv", conv, log, stage="first conv on cuda:0")
 
 
-def device_info(torch: Any, index: int) -> dict[str, object]:
+def device_info(torch: Any, index: int) -> DeviceJSON:
     """What torch's CUDA runtime says about one device (its order may differ from NVML's)."""
     props = torch.cuda.get_device_properties(index)
-    info: dict[str, object] = {
+    info: DeviceJSON = {
         "index": index,
         "name": props.name,
         "compute_capability": [props.major, props.minor],

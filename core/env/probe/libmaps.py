@@ -13,7 +13,10 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.env.probe.shapes import CudnnFolder, MappedLib
 
 LOADED_LIB = re.compile(
     r"^lib(cudnn\w*|cublas\w*|cudart|nccl|cuda|nvrtc\w*|nvJitLink|cufft\w*|cusparse\w*"
@@ -170,14 +173,14 @@ def mapped_files(maps_text: str) -> list[str]:
     return seen
 
 
-def describe(paths: list[str], read_symbols: bool = True) -> list[dict[str, object]]:
+def describe(paths: list[str], read_symbols: bool = True) -> list[MappedLib]:
     """One record per mapped file: path, folder, family, version and where the version came from."""
-    out: list[dict[str, object]] = []
+    out: list[MappedLib] = []
     for path in paths:
         name = os.path.basename(path)
         match = LOADED_LIB.match(name)
         family = match.group(1) if match else None
-        record: dict[str, object] = {
+        record: MappedLib = {
             "path": path,
             "name": name,
             "directory": os.path.dirname(path),
@@ -200,7 +203,7 @@ def describe(paths: list[str], read_symbols: bool = True) -> list[dict[str, obje
     return out
 
 
-def _dispatcher_versions(records: list[dict[str, Any]]) -> None:
+def _dispatcher_versions(records: list[MappedLib]) -> None:
     """cuDNN 9's core only dispatches: its version function answers with the libcudnn_graph
     the loader found, wherever that was. A core's version is the graph's beside it, or none."""
     graphs = {r["directory"]: r for r in records if r["family"] == "cudnn_graph" and r["version"]}
@@ -222,7 +225,7 @@ def _dispatcher_versions(records: list[dict[str, Any]]) -> None:
             )
 
 
-def _sibling_versions(records: list[dict[str, Any]]) -> None:
+def _sibling_versions(records: list[MappedLib]) -> None:
     """cuDNN sub-libraries without a version of their own take the core's from the same folder."""
     cores = {
         r["directory"]: r["version"]
@@ -235,14 +238,14 @@ def _sibling_versions(records: list[dict[str, Any]]) -> None:
             r["version"], r["version_source"] = cores[r["directory"]], "sibling"
 
 
-def cudnn_folders(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def cudnn_folders(records: list[MappedLib]) -> dict[str, CudnnFolder]:
     """For each folder any cuDNN file was mapped from: which cuDNN 9 sub-libraries it lacks.
 
     Not only the core's folder: with the core found through torch's RPATH and an incomplete
     copy first on LD_LIBRARY_PATH, the sub-libraries come from that copy (measured on an H100:
     its missing libcudnn_engines_precompiled made the LSTM fail with SUBLIBRARY_UNAVAILABLE).
     """
-    out: dict[str, dict[str, object]] = {}
+    out: dict[str, CudnnFolder] = {}
     for r in records:
         if not (r["family"] or "").startswith("cudnn") or r["directory"] in out:
             continue

@@ -22,7 +22,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.env.probe.shapes import LinkGpu, Links, NvLink, NvmlGpu, P2PPair
+    from core.env.probe.shapes import (
+        EccJSON,
+        LinkGpu,
+        Links,
+        NvLink,
+        NvmlGpu,
+        P2PPair,
+        RemappedJSON,
+        RetiredJSON,
+        ThrottleJSON,
+    )
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -158,9 +168,9 @@ def _remote(reader: _Reader, link: int) -> str:
     return pci.busId.decode("ascii", "replace")
 
 
-def _retired(reader: _Reader) -> dict[str, object] | None:
+def _retired(reader: _Reader) -> RetiredJSON | None:
     """Retired page counts by cause (single/double bit) and whether a retirement is pending."""
-    out: dict[str, object] = {}
+    counts: dict[str, int] = {}
     for cause, key in ((0, "single_bit"), (1, "double_bit")):
         count = ctypes.c_uint(0)
         try:
@@ -175,15 +185,18 @@ def _retired(reader: _Reader) -> dict[str, object] | None:
             if getattr(exc, "code", None) != _INSUFFICIENT_SIZE:
                 reader.errors[f"retired_{key}"] = str(exc)
                 return None
-        out[key] = int(count.value)
+        counts[key] = int(count.value)
     pending = reader.get(
         "retired_pending", lambda: reader.uint("nvmlDeviceGetRetiredPagesPendingStatus")
     )
-    out["pending"] = bool(pending) if pending is not None else None
-    return out
+    return {
+        "single_bit": counts["single_bit"],
+        "double_bit": counts["double_bit"],
+        "pending": bool(pending) if pending is not None else None,
+    }
 
 
-def _remapped(reader: _Reader) -> dict[str, object]:
+def _remapped(reader: _Reader) -> RemappedJSON:
     values = [ctypes.c_uint(0) for _ in range(4)]
     reader.nvml.call("nvmlDeviceGetRemappedRows", reader.handle, *(ctypes.byref(v) for v in values))
     corr, unc, pending, failure = (int(v.value) for v in values)
@@ -195,29 +208,30 @@ def _remapped(reader: _Reader) -> dict[str, object]:
     }
 
 
-def _ecc(reader: _Reader) -> dict[str, object]:
+def _ecc(reader: _Reader) -> EccJSON:
     """ECC mode, uncorrected error counts, retired pages and (Ampere+) remapped rows."""
     mode = reader.get(
         "ecc_mode", lambda: reader.nvml.uint_pair("nvmlDeviceGetEccMode", reader.handle)
     )
-    out: dict[str, object] = {"enabled": bool(mode[0]) if mode is not None else None}
-    counters = (
-        ("volatile_uncorrected", "ecc_volatile", _VOLATILE),
-        ("aggregate_uncorrected", "ecc_aggregate", _AGGREGATE),
-    )
-    for key, error_key, counter in counters:
-        out[key] = reader.get(
+
+    def uncorrected(error_key: str, counter: int) -> Any:
+        return reader.get(
             error_key,
-            lambda counter=counter: reader.ulonglong(
+            lambda: reader.ulonglong(
                 "nvmlDeviceGetTotalEccErrors", ctypes.c_int(_UNCORRECTED), ctypes.c_int(counter)
             ),
         )
-    out["retired_pages"] = _retired(reader)
-    out["remapped_rows"] = reader.get("remapped_rows", lambda: _remapped(reader))
-    return out
+
+    return {
+        "enabled": bool(mode[0]) if mode is not None else None,
+        "volatile_uncorrected": uncorrected("ecc_volatile", _VOLATILE),
+        "aggregate_uncorrected": uncorrected("ecc_aggregate", _AGGREGATE),
+        "retired_pages": _retired(reader),
+        "remapped_rows": reader.get("remapped_rows", lambda: _remapped(reader)),
+    }
 
 
-def _throttle(reader: _Reader) -> dict[str, object] | None:
+def _throttle(reader: _Reader) -> ThrottleJSON | None:
     mask = reader.get(
         "throttle", lambda: reader.ulonglong("nvmlDeviceGetCurrentClocksEventReasons")
     )

@@ -110,6 +110,40 @@ class NvLink(TypedDict, total=False):
     remote_pci_bus_id: str | None
 
 
+class RetiredJSON(TypedDict, total=False):
+    """Pages retired for ECC errors (pre-Ampere), and whether a reset is pending."""
+
+    single_bit: int | None
+    double_bit: int | None
+    pending: bool | None
+
+
+class RemappedJSON(TypedDict, total=False):
+    """Rows remapped for memory errors (Ampere and later)."""
+
+    correctable: int | None
+    uncorrectable: int | None
+    pending: bool
+    failure: bool
+
+
+class EccJSON(TypedDict, total=False):
+    """ECC mode and counts as nvml_links.py reads them (None: NVML could not say)."""
+
+    enabled: bool | None
+    volatile_uncorrected: int | None
+    aggregate_uncorrected: int | None
+    retired_pages: RetiredJSON | None
+    remapped_rows: RemappedJSON | None
+
+
+class ThrottleJSON(TypedDict, total=False):
+    """NVML's clock-event mask and the reasons it names."""
+
+    mask: int | None
+    reasons: list[str]
+
+
 class LinkGpu(TypedDict, total=False):
     """One GPU's links and health (nvml_links.py)."""
 
@@ -122,8 +156,8 @@ class LinkGpu(TypedDict, total=False):
     architecture: Any
     expected_nvlink: int | None
     nvlinks: list[NvLink]
-    ecc: dict[str, Any]
-    throttle: dict[str, Any] | None
+    ecc: EccJSON
+    throttle: ThrottleJSON | None
     errors: dict[str, str]
 
 
@@ -183,10 +217,23 @@ class Peers(TypedDict, total=False):
     errors: dict[str, str]
 
 
+class DeviceJSON(TypedDict, total=False):
+    """One device as torch's CUDA runtime describes it (gpuchecks.device_info)."""
+
+    index: int
+    name: str | None
+    compute_capability: list[int] | str | None
+    memory_total_mb: int | None
+    multi_processor_count: int | None
+    uuid: str | None
+    pci_bus_id: str | None
+    error: str
+
+
 class DeviceResult(TypedDict, total=False):
     """One GPU's properties and tiny operations."""
 
-    device: dict[str, Any]
+    device: DeviceJSON
     checks: list[OpResult]
 
 
@@ -348,6 +395,37 @@ class NvmlJSON(TypedDict, total=False):
     links: Links
 
 
+class QuickTorch(TypedDict, total=False):
+    """torch as the quick probe finds it on disk, without importing it (quick.torch_info)."""
+
+    found: bool
+    location: str | None
+    version: str | None  # torch/version.py's fields
+    git_version: str | None
+    cuda: str | None
+    hip: str | None
+    debug: bool | str | None
+    dist_info: str
+    dist_version: str | None
+    declared: dict[str, str]  # the wheel's Requires-Dist pins (nvidia-* -> version)
+    bundled_libs: list[str]
+
+
+class CudnnCopyJSON(TypedDict, total=False):
+    """One cuDNN copy on disk (quick.cudnn_copies), its version read by a separate child."""
+
+    directory: str
+    major: int | None
+    library: str | None
+    version: str | None
+    version_error: str | None
+    header_version: str | None
+    file_versions: list[str]
+    files: list[str]
+    sources: list[str]
+    aliases: list[str]
+
+
 class QuickJSON(TypedDict, total=False):
     """Everything the quick probe prints."""
 
@@ -358,8 +436,8 @@ class QuickJSON(TypedDict, total=False):
     python: PythonInfo
     platform: PlatformInfo
     env: dict[str, str]
-    torch: dict[str, Any]
-    cudnn_copies: list[dict[str, Any]]
+    torch: QuickTorch
+    cudnn_copies: list[CudnnCopyJSON]
     libraries: Libraries
     nvml: NvmlJSON
     toolkits: Toolkits
@@ -392,11 +470,36 @@ class TorchJSON(TypedDict, total=False):
     nccl_version: str | None
     cudnn_runtime: str | None
     cudnn_compile: str | None
-    devices: list[dict[str, Any]]
+    devices: list[DeviceJSON]
     checks: list[OpResult]
     peers: Peers | None
     gpu_seconds: float
     warnings: list[str]
+
+
+class MappedLib(TypedDict, total=False):
+    """One CUDA-stack library the deep probe's process had mapped (libmaps.describe)."""
+
+    path: str
+    name: str
+    directory: str
+    family: str | None
+    version: str | None
+    version_source: str | None  # "file-name" | "symbol" | "sibling"
+    version_error: str
+
+
+class CudnnFolder(TypedDict, total=False):
+    """A folder cuDNN was mapped from: the cuDNN 9 sub-libraries it lacks."""
+
+    missing: list[str]
+    error: str | None
+
+
+class OldCudnnVersion(TypedDict, total=False):
+    """Probe version 1's separate map of cuDNN core versions."""
+
+    version: str | None
 
 
 class DeepJSON(TypedDict, total=False):
@@ -407,9 +510,9 @@ class DeepJSON(TypedDict, total=False):
     pid: int
     timings: dict[str, float]
     torch: TorchJSON
-    loaded: list[dict[str, Any]]
-    cudnn_folders: dict[str, dict[str, Any]]
+    loaded: list[MappedLib]
+    cudnn_folders: dict[str, CudnnFolder]
     maps_error: str | None
     cuda_warmup: Warmup | None
     errors: list[TorchErrorJSON]
-    loaded_cudnn_versions: dict[str, dict[str, Any]]
+    loaded_cudnn_versions: dict[str, OldCudnnVersion]  # probe version 1

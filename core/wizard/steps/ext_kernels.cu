@@ -88,38 +88,3 @@ torch::Tensor arch_probe(torch::Tensor x) {
   TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
   return add_one(x, true);
 }
-
-// A kernel whose whole definition is guarded by __CUDA_ARCH__ (code meant for pre-Hopper GPUs):
-// the host pass keeps it, the device pass for sm_90 and newer leaves it out of the binary.
-#if !defined(__CUDA_ARCH__) || (__CUDA_ARCH__ < 900)
-__global__ void pre_hopper_fill(float* y, int64_t n) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 1.0f;
-}
-#endif
-
-// The fix: the kernel exists for every architecture; __CUDA_ARCH__ only picks code inside it.
-__global__ void any_arch_fill(float* y, int64_t n) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  if (i < n) y[i] = 1.0f;  // the Hopper path
-#else
-  if (i < n) y[i] = 1.0f;  // the older path
-#endif
-}
-
-torch::Tensor guarded(torch::Tensor x, bool guard_in_body) {
-  TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
-  check_float(x);
-  auto y = torch::zeros_like(x);
-  int64_t n = x.numel();
-  auto stream = c10::cuda::getCurrentCUDAStream();
-  unsigned blocks = (unsigned)((n + 255) / 256);
-  if (guard_in_body) {
-    any_arch_fill<<<blocks, 256, 0, stream>>>(y.data_ptr<float>(), n);
-  } else {
-    pre_hopper_fill<<<blocks, 256, 0, stream>>>(y.data_ptr<float>(), n);
-  }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return y;
-}

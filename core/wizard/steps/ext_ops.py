@@ -9,8 +9,14 @@
   above this GPU's maximum fails even with the opt-in.
 - ext/extension-expects-cuda-tensor: an extension op that checks its input is on the GPU, given
   a CPU tensor; the same op without the check; the fix moves the input.
-- cuda/no-kernel-image and cuda/invalid-device-function: the extension built with a
-  TORCH_CUDA_ARCH_LIST without this GPU's architecture; fixes rebuild with it, or add PTX.
+- cuda/no-kernel-image: the extension built with a TORCH_CUDA_ARCH_LIST without this GPU's
+  architecture; fixes rebuild with it, or add PTX.
+- cuda/invalid-device-function: a kernel meant for pre-Hopper GPUs whose definition and launch
+  sit under `#if __CUDA_ARCH__ < 900`, built with the extension's own flags for this GPU, then
+  sm_80 (as builders that keep the user's order do). nvcc 13 takes the host stubs from its last
+  device pass (sm_80), so the host side launches the kernel, but the sm_90 code this GPU runs has
+  none of it. (With sm_90 last the kernel's host stub is missing and the build does not link.)
+  The fix: the kernel defined for every architecture, __CUDA_ARCH__ used inside its body.
 """
 
 from __future__ import annotations
@@ -33,14 +39,16 @@ Y_LIMIT = 65_535
 COLS = 64
 
 
-def _module(emit: Emit, arch_list: str | None = None) -> tuple[Any, str | None]:
+def _module(
+    emit: Emit, arch_list: str | None = None, source: ext.Source = ext.EXT
+) -> tuple[Any, str | None]:
     """The built extension (this GPU's architecture unless `arch_list`), or why not here."""
     if not torch.cuda.is_available():
         return None, "needs a CUDA GPU to launch the extension's kernels"
     why = ext.why_no_toolchain()
     if why:
         return None, why
-    return ext.build(arch_list or ext.this_gpu_arch(), emit), None
+    return ext.build(arch_list or ext.this_gpu_arch(), emit, source), None
 
 
 def later(y: torch.Tensor) -> float:
@@ -186,15 +194,18 @@ def guard_call(mod: Any, x: torch.Tensor, in_body: bool) -> Any:
 
 
 def arch_guard(params: kit.Params, emit: Emit) -> kit.JSONObject:
-    """A kernel defined only for pre-Hopper architectures, launched on this GPU (built for it);
-    `in_body`: the fix, __CUDA_ARCH__ used inside a kernel that exists for every architecture."""
+    """A kernel defined and launched only for pre-Hopper architectures, built for this GPU then
+    sm_80 and launched here; `in_body`: the fix, __CUDA_ARCH__ used inside a kernel that exists
+    for every architecture."""
     if torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] < 9:
         gpu = ext.this_gpu_arch()
         return {"skipped": f"the guarded kernel is left out for sm_90 and newer; this GPU is {gpu}"}
-    mod, why = _module(emit)
+    variant = ext.guard_variant() if torch.cuda.is_available() else ""
+    mod, why = _module(emit, variant, ext.GUARD)
     if why:
         return {"skipped": why}
+    emit({"kind": "info", "what": "nvcc flags", "flags": ext.gencode_flags(variant)})
     x = torch.zeros(16, device="cuda")
     y = guard_call(mod, x, bool(params.get("in_body")))
     total = later(y)
-    return {"built_for": ext.this_gpu_arch(), "values_ok": total == 16.0}
+    return {"built_for": variant, "gpu": ext.this_gpu_arch(), "values_ok": total == 16.0}

@@ -9,7 +9,6 @@ mean anything, so these wizards need one; the steps say why when torch is a CPU-
 
 from __future__ import annotations
 
-import importlib
 import os
 import warnings
 from typing import TYPE_CHECKING
@@ -91,32 +90,3 @@ def is_available(params: kit.Params, emit: Emit) -> kit.JSONObject:
         emit({"kind": "info", "what": "reason", "message": reason})
     emit({"kind": "info", "what": "is_available", "available": available})
     return out
-
-
-def mixed_precision(params: kit.Params, emit: Emit) -> kit.JSONObject:
-    """accelerate's Accelerator(mixed_precision=...) in a process that sees no GPU."""
-    why = _cpu_build()
-    if why:
-        return {"skipped": why}
-    try:
-        accelerate = importlib.import_module("accelerate")
-    except ImportError:
-        return {
-            "skipped": "accelerate is not installed in the target interpreter (the message "
-            "comes from accelerate's Accelerator, which Trainer and kohya's scripts use)"
-        }
-    precision = kit.text_param(params, "precision", "fp16")
-    seen = _seen()
-    accelerator = accelerate.Accelerator(mixed_precision=precision)
-    model = torch.nn.Linear(8, 8)
-    model = accelerator.prepare(model)
-    with accelerator.autocast():
-        out = model(torch.randn(4, 8, device=accelerator.device))
-    return {
-        **seen,
-        "accelerate": accelerate.__version__,
-        "mixed_precision": accelerator.mixed_precision,
-        "device": str(accelerator.device),
-        "output_dtype": str(out.dtype),
-        "ran": True,
-    }

@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
+
+from core import schemas
 
 
 def _cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -77,6 +80,8 @@ def test_compare_two_real_runs(saved: dict[str, Any], tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["before"]["id"] == a and report["after"]["id"] == b
+    schema = json.loads(schemas.path_of("bench-compare").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(report)
     assert report["environment_changes"] == {}
     assert len(report["rows"]) == 4
     for row in report["rows"]:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from core.bench.charts import BarChart, Series, build_charts, compare_chart
+from core.bench.model import Sweep
 from core.bench.svg import render_svg
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -19,7 +20,7 @@ def _texts(svg: str) -> list[str]:
 
 
 def test_time_charts_follow_the_measured_rows(lstm_quick: dict[str, Any]) -> None:
-    charts = build_charts(lstm_quick)
+    charts = build_charts(Sweep.from_dict(lstm_quick))
     by_id = {c.id: c for c in charts}
     impl = by_id["lstm-impl-time"]
     assert impl.unit == "ms" and impl.axis_label == "Median time per step"
@@ -45,7 +46,7 @@ def test_time_charts_follow_the_measured_rows(lstm_quick: dict[str, Any]) -> Non
 def test_svg_is_well_formed_with_axis_label_units_and_legend(
     conv_quick: dict[str, Any], theme: str
 ) -> None:
-    for chart in build_charts(conv_quick):
+    for chart in build_charts(Sweep.from_dict(conv_quick)):
         svg = render_svg(chart, theme)
         root = ET.fromstring(svg)
         assert root.tag == f"{NS}svg" and root.get("viewBox")
@@ -60,7 +61,7 @@ def test_svg_is_well_formed_with_axis_label_units_and_legend(
 
 
 def test_themes_differ_in_background_and_text_colour(conv_quick: dict[str, Any]) -> None:
-    chart = build_charts(conv_quick)[0]
+    chart = build_charts(Sweep.from_dict(conv_quick))[0]
     light, dark = (ET.fromstring(render_svg(chart, t)) for t in ("light", "dark"))
 
     def colours(root: ET.Element) -> tuple[str | None, str | None]:
@@ -109,7 +110,8 @@ def test_log_axis_when_bars_span_decades() -> None:
 
 
 def test_compare_chart_pairs_configurations(lstm_quick: dict[str, Any]) -> None:
-    chart = compare_chart(lstm_quick, lstm_quick, ("#1", "#2"))
+    sweep = Sweep.from_dict(lstm_quick)
+    chart = compare_chart(sweep, sweep, ("#1", "#2"))
     assert [s.name for s in chart.series] == ["#1", "#2"]
     assert len(chart.categories) == len(lstm_quick["results"])
     assert chart.series[0].values == chart.series[1].values

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.bench.model import Sweep
 from core.bench.recommend import cudnn_version_text, environment_line, recommend, render_markdown
+
+
+def _sweep(payload: dict[str, Any]) -> Sweep:
+    """The test's payload read through the model, as every sweep reaches the recommendations."""
+    return Sweep.from_dict(payload, name="the test sweep")
 
 
 def _row(
@@ -61,9 +67,9 @@ def test_precision_alignment_and_tf32_advice_cite_the_numbers() -> None:
         _row("cudnn", "fp16", (512, 1024, 128), 4.49),
         _row("cudnn", "fp16", (511, 1023, 127), 10.9),
     ]
-    recs = {r.id: r for r in recommend(_payload(rows))}
+    recs = {r.id: r for r in recommend(_sweep(_payload(rows)))}
     where = "GPU X, driver 580.1, torch 2.11.0, cuDNN 9.19.0"
-    assert environment_line(_payload(rows)) == where
+    assert environment_line(_sweep(_payload(rows))) == where
     assert "4.49 ms vs 6.45 ms" in recs["lstm-precision"].text
     assert "1.4x faster" in recs["lstm-precision"].text
     assert "6.45 ms with TF32 vs 16.1 ms" in recs["lstm-tf32"].text
@@ -78,7 +84,7 @@ def test_differences_inside_the_noise_are_not_sold_as_gains() -> None:
         _row("cudnn", "fp16", (64, 64, 16), 0.140, spread=0.2),
         _row("cudnn", "fp16", (61, 61, 15), 0.145, spread=0.2),
     ]
-    recs = {r.id: r for r in recommend(_payload(rows))}
+    recs = {r.id: r for r in recommend(_sweep(_payload(rows)))}
     assert recs["lstm-precision"].text.startswith("Lower precision gave no measurable gain")
     assert recs["lstm-alignment"].text.startswith("Size alignment made no measurable difference")
 
@@ -90,7 +96,7 @@ def test_cell_loop_and_cudnn_advice() -> None:
         _row("native", "fp16", size, 9.0, groups=("impl",)),
         _row("cell_loop", "fp16", size, 30.0, groups=("impl",)),
     ]
-    recs = {r.id: r for r in recommend(_payload(rows))}
+    recs = {r.id: r for r in recommend(_sweep(_payload(rows)))}
     # Trailing zeros are kept: a measured 2.004 ms must not read as a round "2 ms".
     assert "2.00 ms vs 30.0 ms for the loop (15.0x)" in recs["lstm-cell-loop-fp16"].text
     assert "Keep torch.backends.cudnn.enabled = True" in recs["lstm-cudnn-fp16"].text
@@ -123,7 +129,7 @@ def test_conv_advice_does_not_hide_a_clear_difference_in_another_dtype() -> None
         _conv_row("fp32", "channels_last", 1.282, 0.05),
     ]
     payload = {**_payload(rows), "kind": "conv"}
-    (rec,) = recommend(payload)
+    (rec,) = recommend(_sweep(payload))
     assert rec.text.startswith(
         "No clear difference between memory_format = channels_last and contiguous: "
         "0.892 ms vs 0.997 ms"
@@ -133,14 +139,14 @@ def test_conv_advice_does_not_hide_a_clear_difference_in_another_dtype() -> None
     rows[0]["median_ms"], rows[0]["p10_ms"], rows[0]["p90_ms"] = 1.5, 1.45, 1.55
     rows[1]["p10_ms"], rows[1]["p90_ms"] = 0.88, 0.9
     rows[3].update(median_ms=2.4, p10_ms=2.3, p90_ms=2.5)
-    (rec,) = recommend({**payload, "results": rows})
+    (rec,) = recommend(_sweep({**payload, "results": rows}))
     assert "(1.7x) in bf16 (no clear difference in strict fp32 (TF32 off))" in rec.text
 
 
 def _cpu_payload(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "kind": "lstm",
-        "device": {"type": "cpu"},
+        "device": {"type": "cpu", "name": "cpu"},
         "environment": {"cpu": "x86_64", "threads": 2, "torch": "2.13.0"},
         "results": rows,
     }
@@ -152,7 +158,9 @@ def test_a_wide_noisy_gap_is_called_noise_with_its_spread_not_no_difference() ->
     aligned["p10_ms"], aligned["p90_ms"] = 0.80, 1.60
     misaligned = _row("cudnn", "fp32", (61, 61, 15), 1.53)
     misaligned["p10_ms"], misaligned["p90_ms"] = 0.85, 2.10
-    text = {r.id: r for r in recommend(_cpu_payload([aligned, misaligned]))}["lstm-alignment"].text
+    text = {r.id: r for r in recommend(_sweep(_cpu_payload([aligned, misaligned])))}[
+        "lstm-alignment"
+    ].text
     assert "no measurable difference" not in text
     assert "within the noise" in text
     assert "1.7x apart" in text
@@ -165,7 +173,7 @@ def test_a_measured_gap_the_other_way_says_the_aligned_size_was_slower() -> None
         _row("cudnn", "fp32", (64, 64, 16), 1.53),
         _row("cudnn", "fp32", (61, 61, 15), 0.882),
     ]
-    text = {r.id: r for r in recommend(_cpu_payload(rows))}["lstm-alignment"].text
+    text = {r.id: r for r in recommend(_sweep(_cpu_payload(rows)))}["lstm-alignment"].text
     assert text.startswith("Size alignment did not help here")
     assert "the aligned 64/64/16 took 1.53 ms vs 0.882 ms at 61/61/15" in text
     assert "1.7x slower for the aligned size" in text

@@ -99,11 +99,11 @@ def test_cancel_stops_a_sweep_and_saves_nothing() -> None:
             if len(seen) == 2:
                 cancel.set()
 
-    payload = bench("lstm", quick=True, on_event=on_event, cancel=cancel)
-    assert payload["status"] == "cancelled"
+    sweep = bench("lstm", quick=True, on_event=on_event, cancel=cancel)
+    assert sweep.status == "cancelled"
     assert len(seen) == 2
-    assert len(payload["results"]) <= 1
-    assert "id" not in payload
+    assert len(sweep.results) <= 1
+    assert "id" not in sweep.to_dict()
 
     from core.history import History
 

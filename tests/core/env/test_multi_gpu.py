@@ -14,6 +14,9 @@ from conftest import env_from
 from core.env import Environment, render_human
 from core.env.checks_multi import multi_gpu_findings
 from core.env.multigpu import build_section, run_probe, section_from_probes
+from core.env.multigpu_model import LinkSummary, MultiGpu, NcclLoaded
+from core.errors import InputError
+from core.models import convert
 
 RECORDED = Path(__file__).resolve().parents[2] / "data" / "env" / "multi_gpu"
 
@@ -92,23 +95,22 @@ def two_h200() -> tuple[dict[str, Any], dict[str, Any]]:
     return links, peers
 
 
-def finding_ids(section: dict[str, Any], **kwargs: Any) -> dict[str, str]:
+def recorded_section(data: dict[str, Any]) -> MultiGpu:
+    """A recorded env JSON's section read the way a saved environment is."""
+    return convert(data, MultiGpu, name="recorded multi_gpu", what="multi-GPU section")
+
+
+def finding_ids(section: MultiGpu, **kwargs: Any) -> dict[str, str]:
     return {f.id: f.severity for f in multi_gpu_findings(section, **kwargs)}
 
 
 def test_healthy_nvlink_pair_has_no_findings_and_shows_its_links() -> None:
     links, peers = two_h200()
     section = build_section(links, peers)
-    assert section["gpu_count"] == 2
-    link = section["gpus"][0]["nvlink"]
+    assert section.gpu_count == 2
+    link = section.gpus[0].nvlink
     # The remote bus id written differently from the GPU's own still maps to GPU 1.
-    assert link == {
-        "total": 18,
-        "active": 18,
-        "inactive": [],
-        "versions": ["4.0"],
-        "to": {"GPU 1": 18},
-    }
+    assert link == LinkSummary(total=18, active=18, inactive=[], versions=["4.0"], to={"GPU 1": 18})
     assert finding_ids(section, nccl_package="2.28.9") == {}
     env = Environment(mode="deep", multi_gpu=section)
     text = render_human(env)
@@ -167,7 +169,7 @@ def test_pcie_gpus_without_nvlink_are_not_called_down() -> None:
     for gpu in links["gpus"]:
         gpu["nvlinks"] = []
     section = build_section(links, peers)
-    assert section["gpus"][0]["nvlink"]["total"] == 0
+    assert section.gpus[0].nvlink.total == 0
     assert "multi-gpu.nvlink-down" not in finding_ids(section)
     assert "no NVLink" in render_human(Environment(mode="deep", multi_gpu=section))
 
@@ -212,9 +214,9 @@ def test_real_probes_without_nvml_report_why() -> None:
     assert status["returncode"] == 0 and not status["timed_out"]
     assert data is not None and "LibraryNotFound" in data["error"]
     section = build_section(data, {"device_count": 0, "peer_access": []})
-    assert "LibraryNotFound" in section["nvml_error"]
+    assert section.nvml_error is not None and "LibraryNotFound" in section.nvml_error
     assert finding_ids(section) == {}  # nothing to say about GPUs nobody can see
-    section["gpu_count"] = 2  # NVML-less on a host torch does see two GPUs
+    section.gpu_count = 2  # NVML-less on a host torch does see two GPUs
     assert finding_ids(section) == {"multi-gpu.nvml-unavailable": "info"}
     text = render_human(Environment(mode="deep", multi_gpu=section))
     assert "NVML unavailable: LibraryNotFound" in text
@@ -237,9 +239,10 @@ def test_section_from_one_deep_run_uses_the_quick_links_and_the_deep_torch() -> 
         "loaded": [{"path": "/v/nvidia/nccl/lib/libnccl.so.2", "family": "nccl"}],
     }
     section = section_from_probes(quick, deep)
-    assert section is not None and section["gpu_count"] == 2
-    assert section["torch"]["devices"][1]["compute_capability"] == "9.0"
-    assert section["nccl"] == {"version": "2.28.9", "loaded": ["/v/nvidia/nccl/lib/libnccl.so.2"]}
+    assert section is not None and section.gpu_count == 2
+    assert section.torch is not None and section.torch.devices is not None
+    assert section.torch.devices[1].compute_capability == "9.0"
+    assert section.nccl == NcclLoaded(version="2.28.9", loaded=["/v/nvidia/nccl/lib/libnccl.so.2"])
     assert section_from_probes({"nvml": {"gpus": []}}, None) is None
 
 
@@ -280,15 +283,16 @@ def test_nvlink_generation_is_read_from_nvmls_enum(raw: int, arch: str | None, s
 def test_recorded_two_h200_host_shows_nvlink_to_each_other() -> None:
     raw = json.loads((RECORDED / "h200x2_probes.json").read_text())
     section = build_section(raw["nvml_links"], raw["peers"])
-    assert section["gpu_count"] == 2
-    for gpu, other in zip(section["gpus"], ("GPU 1", "GPU 0"), strict=True):
-        assert gpu["nvlink"]["active"] == gpu["nvlink"]["total"] == 18
+    assert section.gpu_count == 2
+    for gpu, other in zip(section.gpus, ("GPU 1", "GPU 0"), strict=True):
+        assert gpu.nvlink.active == gpu.nvlink.total == 18
         # Recorded: on this HGX board all 18 links of each H200 end at NVSwitches, not at the
         # other GPU directly (NVML's remote type), and NCCL still goes P2P over them.
-        assert sum(gpu["nvlink"]["to"].values()) == gpu["nvlink"]["active"]
-        assert set(gpu["nvlink"]["to"]) <= {other, "switch or other"}
-    assert all(p["can_access"] for p in section["torch"]["peer_access"])
-    assert section["nccl"]["version"]
+        assert sum(gpu.nvlink.to.values()) == gpu.nvlink.active
+        assert set(gpu.nvlink.to) <= {other, "switch or other"}
+    assert section.torch is not None and section.torch.peer_access
+    assert all(p["can_access"] for p in section.torch.peer_access)
+    assert section.nccl is not None and section.nccl.version
     assert "multi-gpu.nvlink-down" not in finding_ids(section)
 
 
@@ -298,8 +302,8 @@ def test_recorded_two_h200_host_shows_nvlink_to_each_other() -> None:
 )
 def test_recorded_env_findings_are_what_the_checks_say_today() -> None:
     recorded = json.loads((RECORDED / "h200x2_env.json").read_text())
-    section = recorded["multi_gpu"]
-    assert section["gpu_count"] == 2
+    section = recorded_section(recorded["multi_gpu"])
+    assert section.gpu_count == 2
     now = {f.id for f in multi_gpu_findings(section)}
     then = {f["id"] for f in recorded["findings"] if f["id"].startswith("multi-gpu.")}
     # env vars and packages are not in the fixture: only the section-derived findings compare
@@ -334,13 +338,27 @@ def test_a_cancelled_check_stops_the_links_probe() -> None:
 )
 def test_recorded_four_h100_host_reads_nvlink_4_and_every_pair() -> None:
     recorded = json.loads((RECORDED / "h100x4_env.json").read_text())
-    section = recorded["multi_gpu"]
-    assert section["gpu_count"] == 4
-    for gpu in section["gpus"]:
-        assert gpu["nvlink"]["versions"] == ["4.0"], gpu["nvlink"]
-    assert len(section["torch"]["peer_access"]) == 12
+    section = recorded_section(recorded["multi_gpu"])
+    assert section.gpu_count == 4
+    for gpu in section.gpus:
+        assert gpu.nvlink.versions == ["4.0"], gpu.nvlink
+    assert section.torch is not None and len(section.torch.peer_access or []) == 12
     text = render_human(Environment(mode="deep", multi_gpu=section))
     assert "NVLink 4 " in text and "NVLink6" not in text
     # The deep probe imported torch once: no separate peers child any more.
-    assert set(section.get("probes") or {}) <= {"nvml_links", "peers"}
+    assert set(recorded["multi_gpu"].get("probes") or {}) <= {"nvml_links", "peers"}
     assert recorded["probe"]["timings"]["deep"]["import"] > 0
+
+
+def test_a_wrong_field_in_the_probes_json_is_one_line_naming_it() -> None:
+    """The section is checked where the probes' JSON enters: a wrong type is an InputError
+    with the field's path, not a TypeError deep inside a check or the renderer."""
+    links, peers = two_h200()
+    links["gpus"][1]["ecc"]["volatile_uncorrected"] = "many"
+    with pytest.raises(InputError, match=r"\$\.gpus\[1\]\.ecc\.volatile_uncorrected") as err:
+        build_section(links, peers)
+    assert "multi-GPU" in str(err.value) and "\n" not in str(err.value)
+    links, peers = two_h200()
+    peers["devices"][0]["memory_total_mb"] = [1]
+    with pytest.raises(InputError, match=r"\$\.torch\.devices\[0\]\.memory_total_mb"):
+        build_section(links, peers)

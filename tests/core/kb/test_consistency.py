@@ -19,19 +19,7 @@ RECORDS = Records(resources_dir())
 # Entries written before this check landed whose sources still need their stacks (docs/kb-audit.md
 # lists what is left): each must leave this set as soon as it is clean. Entries added later must
 # pass from the start (docs/kb-format.md, "Evidence and scope").
-PENDING: frozenset[str] = frozenset(
-    {
-        "cuda/crash-without-message",
-        "cuda/cuda-not-available",
-        "cuda/illegal-memory-access",
-        "cuda/invalid-device-function",
-        "cuda/mixed-precision-requires-gpu",
-        "cuda/no-cuda-gpus-available",
-        "ext/extension-without-cuda-kernels",
-        "nccl/invalid-usage",
-        "triton/cannot-find-libcuda",
-    }
-)
+PENDING: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])

@@ -87,6 +87,17 @@ def test_logs_are_kept_apart_from_results(worker: Worker) -> None:
     assert result.stderr_tail == "hello on stderr\n"
 
 
+def test_every_result_carries_all_the_output_its_step_printed(worker: Worker) -> None:
+    """The result and the logs travel on different pipes: the tails are taken only once the log
+    pumps have caught up (without that, 4 of 150 runs lost their output on a loaded machine)."""
+    for _ in range(150):
+        result = worker.run(BASIC, "chatty", {}, 30)
+        assert (result.stdout_tail, result.stderr_tail) == (
+            "hello on stdout\n",
+            "hello on stderr\n",
+        )
+
+
 @pytest.mark.parametrize(
     ("function", "signal_name", "fault_text"),
     [("segfault", "SIGSEGV", "Segmentation fault"), ("abort", "SIGABRT", "Aborted")],
