@@ -43,3 +43,22 @@ def test_another_frameworks_log_gets_no_pytorch_answer_in_the_card(qtbot) -> Non
     assert title == "<b>A JAX log: no PyTorch entry applies</b>"
     assert card.cause.text().startswith("This log is from JAX, not PyTorch")
     assert "CUDNN_STATUS_INTERNAL_ERROR means in general" in card.cause.text()
+
+
+def test_the_entry_view_gives_every_verdict_its_stack(qtbot) -> None:
+    """The Knowledge page's entry view: each verdict of an audited entry with its scope, the
+    clinic's runs and the cited threads alike."""
+    from core.kb.loader import load_entries
+    from gui.widgets.entry_view import EntryView
+
+    entry = next(e for e in load_entries() if e.id == "cuda/cudnn-status-internal-error")
+    view = EntryView()
+    qtbot.addWidget(view)
+    view.show_entry(entry, LIGHT)
+    text = view.toPlainText()
+    assert MEASURED in text
+    assert "reported on torch 1.2 / CUDA 10.0 / driver 430.50 / Quadro RTX 8000, 2019-10-01" in text
+    judged = [i for i in (*entry.workarounds, *entry.dead_ends) if i.verdict != "unverified"]
+    assert judged and all(i.scopes for i in judged)
+    for item in judged:
+        assert item.scopes[0].text() in text, item.title
