@@ -7,16 +7,13 @@ from core.errors import UsageError
 from core.history_rows import StoredBench
 
 ENV_KEYS = ("gpu", "driver", "torch", "cuda", "cudnn", "compute_capability", "python", "threads")
-# Same rule as the recommendations: a change counts when >10% and the p10-p90 spreads separate.
-MIN_RATIO = 1.1
 
 
 def _verdict(before: Row, after: Row) -> str:
-    """`faster`, `slower` or `same` (within noise) for after vs before."""
-    ratio = before.median_ms / after.median_ms
-    if ratio >= MIN_RATIO and after.p90_ms < before.p10_ms:
+    """`faster`, `slower` or `same` (within noise) for after vs before (Row.faster_than)."""
+    if after.faster_than(before):
         return "faster"
-    if 1 / ratio >= MIN_RATIO and before.p90_ms < after.p10_ms:
+    if before.faster_than(after):
         return "slower"
     return "same"
 

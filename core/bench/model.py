@@ -15,6 +15,10 @@ from msgspec import UNSET, UnsetType
 
 from core.models import Model, Versioned, convert, to_builtins
 
+# A difference counts only when it is this large and the p10-p90 spreads do not overlap (the
+# recommendations and `bench compare` both judge by it).
+MIN_RATIO = 1.1
+
 
 class Params(Model, frozen=True, kw_only=True):
     """One configuration as the step receives it: the LSTM or convolution fields, then its
@@ -77,6 +81,14 @@ class Row(Config, frozen=True, kw_only=True):
     share_of_bandwidth_peak: float | None = None
     share_of_peak: float | None = None
     bound: str | None = None
+
+    def faster_than(self, slow: Row) -> float | None:
+        """How many times faster this row is than `slow`, when measurably so (at least
+        MIN_RATIO and its p90 below the other's p10); else None."""
+        ratio = slow.median_ms / self.median_ms
+        if ratio >= MIN_RATIO and self.p90_ms < slow.p10_ms:
+            return ratio
+        return None
 
 
 class Skipped(Config, frozen=True, kw_only=True):

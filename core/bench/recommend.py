@@ -11,10 +11,8 @@ from typing import Any
 
 import msgspec
 
-from core.bench.model import Evidence, Recommendation, Row, Sweep
+from core.bench.model import MIN_RATIO, Evidence, Recommendation, Row, Sweep
 
-# A difference counts only when it is this large and the p10-p90 spreads do not overlap.
-MIN_RATIO = 1.1
 GPU_WORDS = {
     "fp32": "strict fp32 (TF32 off)",
     "tf32": "fp32 with TF32",
@@ -71,14 +69,6 @@ def _ms(row: Row) -> str:
     return _num(row.median_ms) + " ms"
 
 
-def _faster(fast: Row, slow: Row) -> float | None:
-    """How many times faster `fast` is, when measurably so (else None)."""
-    ratio = slow.median_ms / fast.median_ms
-    if ratio >= MIN_RATIO and fast.p90_ms < slow.p10_ms:
-        return ratio
-    return None
-
-
 def _evidence(*rows: Row) -> list[Evidence]:
     """The cited rows, trimmed to what a reader needs."""
     return [Evidence(row.name, row.median_ms, row.p10_ms, row.p90_ms, row.repeats) for row in rows]
@@ -109,7 +99,7 @@ def _lstm_precision(rows: list[Row], where: str, words: dict[str, str]) -> list[
     best = min(same, key=lambda r: r.median_ms)
     base = _pick(same, dtype="tf32") or _pick(same, dtype="fp32")
     if base is not None and best is not base:
-        ratio = _faster(best, base)
+        ratio = best.faster_than(base)
         dtype = best.params.dtype
         if ratio:
             text = (
@@ -127,7 +117,7 @@ def _lstm_precision(rows: list[Row], where: str, words: dict[str, str]) -> list[
             )
         recs.append(Recommendation("lstm-precision", "Precision", text, _evidence(best, base)))
     strict, tf32 = _pick(same, dtype="fp32"), _pick(same, dtype="tf32")
-    if strict and tf32 and (ratio := _faster(tf32, strict)):
+    if strict and tf32 and (ratio := tf32.faster_than(strict)):
         recs.append(
             Recommendation(
                 "lstm-tf32",
@@ -169,13 +159,13 @@ def _spread(row: Row) -> str:
 def _alignment_text(ratio: float, fast: Row, slow: Row, dtype: str, where: str) -> str:
     """Advice on size alignment in words that match the numbers: a measured gap in either
     direction is named with its factor; a gap inside the spread is called noise, with it."""
-    if _faster(fast, slow):
+    if fast.faster_than(slow):
         return (
             f"Make input, hidden and batch sizes multiples of 8: {_size(slow)} took "
             f"{_ms(slow)} vs {_ms(fast)} at {_size(fast)} in {dtype} ({ratio:.1f}x slower "
             f"while doing slightly less work), on {where}."
         )
-    if back := _faster(slow, fast):
+    if back := slow.faster_than(fast):
         return (
             f"Size alignment did not help here: the aligned {_size(fast)} took {_ms(fast)} vs "
             f"{_ms(slow)} at {_size(slow)} in {dtype} ({back:.1f}x slower for the aligned "
@@ -208,7 +198,7 @@ def _lstm_impl(rows: list[Row], where: str, words: dict[str, str]) -> list[Recom
         }
         lib = picks["cudnn"] or picks["native"]
         loop = picks["cell_loop"]
-        if lib and loop and (ratio := _faster(lib, loop)):
+        if lib and loop and (ratio := lib.faster_than(loop)):
             recs.append(
                 Recommendation(
                     f"lstm-cell-loop-{dtype}",
@@ -222,7 +212,7 @@ def _lstm_impl(rows: list[Row], where: str, words: dict[str, str]) -> list[Recom
         if (
             picks["cudnn"]
             and picks["native"]
-            and (ratio := _faster(picks["cudnn"], picks["native"]))
+            and (ratio := picks["cudnn"].faster_than(picks["native"]))
         ):
             recs.append(
                 Recommendation(
@@ -253,7 +243,7 @@ def _conv_pairs(
     pairs = []
     for row in sorted(rows, key=lambda r: order.get(r.params.dtype, 9)):
         if getattr(row.params, field_name) == fast and (twin := _twin(rows, row, field_name, slow)):
-            pairs.append((row, twin, _faster(row, twin)))
+            pairs.append((row, twin, row.faster_than(twin)))
     return pairs
 
 
