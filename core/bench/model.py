@@ -16,9 +16,9 @@ from msgspec import UNSET, UnsetType
 from core.models import Model, Versioned, convert, to_builtins
 
 
-class Params(Model, frozen=True, kw_only=True, omit_defaults=True):
+class Params(Model, frozen=True, kw_only=True):
     """One configuration as the step receives it: the LSTM or convolution fields, then its
-    repeat budget (a field the sweep kind does not use is left out)."""
+    repeat budget (a field the sweep kind does not use is None)."""
 
     impl: str | None = None  # lstm: cudnn | native | cell_loop
     dtype: str = "fp32"

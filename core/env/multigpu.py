@@ -10,7 +10,6 @@ synthetic probe output (older recordings kept the `nvml_links` and `peers` child
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from core.env.multigpu_model import MultiGpu
 from core.env.probe.nvml_links import generation
@@ -123,7 +122,7 @@ def _bus_key(bus_id: str | None) -> str | None:
         return None
 
 
-def build_section(links: Links | None, peers: dict[str, Any] | None) -> MultiGpu:
+def build_section(links: Links | None, peers: dict[str, object] | None) -> MultiGpu:
     """The `multi_gpu` section from the two probes' output (either may be None: it did not run);
     a field of the wrong type is an InputError naming it (one line)."""
     links = links or {"error": "the NVML links probe gave no result", "gpus": [], "p2p": []}
@@ -159,7 +158,8 @@ def build_section(links: Links | None, peers: dict[str, Any] | None) -> MultiGpu
     nccl = None
     if peers is not None and not peers.get("import_error"):
         nccl = {"version": peers.get("nccl_version"), "loaded": peers.get("nccl_loaded") or []}
-    count = len(nvml_gpus) or int((peers or {}).get("device_count") or 0)
+    counted = (peers or {}).get("device_count")  # torch's count when NVML lists none
+    count = len(nvml_gpus) or (counted if isinstance(counted, int) else 0)
     section = {
         "gpu_count": count,
         "nvml_error": links.get("error"),

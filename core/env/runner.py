@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from core import timing
 from core.boundedio import loads_json
@@ -176,13 +175,14 @@ def run_probe(
     return run
 
 
-def _marks(name: str, spawned: float, wall: float, data: dict[str, Any] | None) -> None:
+def _marks(name: str, spawned: float, wall: float, data: dict[str, object] | None) -> None:
     """Stage times of one probe child (CUDA_CLINIC_TIMING): its own epoch stamps included."""
     timing.mark(f"{name} probe started", spawned)
-    stamps = (data or {}).get("timings") or {}
+    stamps = (data or {}).get("timings")
     for key in ("at_main", "at_imported", "at_written"):
-        if isinstance(stamps.get(key), float):
-            timing.mark(f"{name} probe {key[3:]}", stamps[key])
+        stamp = stamps.get(key) if isinstance(stamps, dict) else None
+        if isinstance(stamp, float):
+            timing.mark(f"{name} probe {key[3:]}", stamp)
     timing.mark(f"{name} probe finished", spawned + wall)
 
 

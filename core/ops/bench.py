@@ -22,8 +22,7 @@ def bench(
     save: bool = True,
 ) -> Sweep:
     """The `kind` sweep ("lstm" or "conv"); a complete one is saved (its id in `id`)."""
-    payload = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel)
-    sweep = Sweep.from_dict(payload, name=f"the {kind} sweep")
+    sweep = run_sweep(kind, quick, python, on_event=on_event, cancel=cancel)
     if save and sweep.status == "complete":
         sweep = msgspec.structs.replace(sweep, id=record_bench(sweep))
     return sweep

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.models import to_builtins
 from core.report.door import Report
@@ -11,6 +11,10 @@ from core.report.fields import summary_rows
 from core.report.model import build_report
 from core.report.origin import compare
 from core.report.redact import Secrets
+
+if TYPE_CHECKING:
+    from core.bench.model import Sweep
+    from core.history_rows import StoredBench
 
 LATEST_SCENARIOS = 5  # default report: the newest run of each of this many scenarios
 
@@ -139,23 +143,22 @@ def _history(
             benches = list(newest_bench.values())
         stored = history.readable(lambda i: history.get_bench(i, Sweep), benches)
         skipped += history.skipped
-    return [to_builtins(r) for r in runs], [bench_payload(to_builtins(b)) for b in stored]
+    return [to_builtins(r) for r in runs], [bench_payload(b) for b in stored]
 
 
-def bench_payload(stored: dict[str, Any]) -> dict[str, Any]:
-    """A stored benchmark run as the report carries it: its payload, id, date, kind, where."""
-    payload = dict(stored.get("payload") or stored)
-    payload.setdefault("id", stored.get("id"))
-    payload.setdefault("created", stored.get("created"))
-    payload.setdefault("kind", stored.get("kind"))
+def bench_payload(stored: StoredBench[Sweep]) -> dict[str, object]:
+    """A stored benchmark run as the report carries it: its sweep, id, date, kind, where."""
     # A sweep keeps its own few environment facts (not the env JSON that compact_run
     # summarises, which would read "not found" for every row); "where" says them in words.
-    from core.bench.model import Sweep
     from core.bench.recommend import environment_line
 
-    sweep = Sweep.from_dict(payload, name=f"benchmark run {payload.get('id')}")
-    payload["where"] = environment_line(sweep)
-    return payload
+    return {
+        **stored.payload.to_dict(),
+        "id": stored.id,
+        "created": stored.created,
+        "kind": stored.kind,
+        "where": environment_line(stored.payload),
+    }
 
 
 def bench_charts(payload: dict[str, object]) -> list[dict[str, object]]:

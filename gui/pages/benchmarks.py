@@ -176,12 +176,13 @@ class BenchmarksPage(Page):
             self.cancel_button.setEnabled(False)
             self.message.setText("Cancelling …")
 
-    def _on_event(self, event: dict[str, Any]) -> None:
+    def _on_event(self, event: dict[str, object]) -> None:
         if event.get("message"):
             self.message.setText(str(event["message"]))
-        if event.get("stage") == "config" and event.get("total"):
-            self.run_progress.setRange(0, int(event["total"]))
-            self.run_progress.setValue(int(event.get("index", 0)))
+        total, index = event.get("total"), event.get("index")
+        if event.get("stage") == "config" and isinstance(total, int) and total:
+            self.run_progress.setRange(0, total)
+            self.run_progress.setValue(index if isinstance(index, int) else 0)
 
     def _on_finished(self, sweep: Sweep) -> None:
         self._run_ended()

@@ -53,7 +53,7 @@ def test_harness_agrees_with_torch_benchmark_within_5_percent() -> None:
 
 @pytest.fixture(scope="module")
 def lstm_gpu() -> dict[str, Any]:
-    return run_sweep("lstm", quick=True)
+    return run_sweep("lstm", quick=True).to_dict()
 
 
 def test_quick_lstm_sweep_on_gpu(lstm_gpu: dict[str, Any]) -> None:

@@ -26,10 +26,10 @@ def load_step(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def lstm_quick() -> dict[str, Any]:
     """A real quick LSTM sweep on this machine (not saved)."""
-    return run_sweep("lstm", quick=True)
+    return run_sweep("lstm", quick=True).to_dict()
 
 
 @pytest.fixture(scope="session")
 def conv_quick() -> dict[str, Any]:
     """A real quick convolution sweep on this machine (not saved)."""
-    return run_sweep("conv", quick=True)
+    return run_sweep("conv", quick=True).to_dict()

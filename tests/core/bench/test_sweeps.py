@@ -84,8 +84,9 @@ def test_lstm_flops_follow_the_gate_matmul_formula() -> None:
     assert train_flops == 3 * flops and train_bytes > nbytes > 0
 
 
-def test_conv_flops_from_the_shape() -> None:
-    p = Params(
+def _conv_forward(dtype: str) -> Params:
+    """A ResNet-style 3x3 layer, 32x64x56x56 -> 64 channels, forward only."""
+    return Params(
         batch=32,
         in_channels=64,
         out_channels=64,
@@ -95,26 +96,19 @@ def test_conv_flops_from_the_shape() -> None:
         stride=1,
         padding=1,
         mode="forward",
-        dtype="fp32",
+        dtype=dtype,
     )
+
+
+def test_conv_flops_from_the_shape() -> None:
+    p = _conv_forward("fp32")
     flops, nbytes = conv_work(p)
     assert flops == 2 * 32 * 64 * 56 * 56 * 64 * 9
     assert nbytes == 4 * (32 * 64 * 56 * 56 * 2 + 64 * 64 * 9)
 
 
 def test_shares_pick_the_bound_that_is_closer_to_its_ceiling() -> None:
-    p = Params(
-        batch=32,
-        in_channels=64,
-        out_channels=64,
-        height=56,
-        width=56,
-        kernel=3,
-        stride=1,
-        padding=1,
-        mode="forward",
-        dtype="fp16",
-    )
+    p = _conv_forward("fp16")
     flops, nbytes = conv_work(p)
     ceilings = Ceilings(matmul_tflops={"fp16": flops / 1e-3 / 1e12 * 2}, copy_gbps=1e6)
     result = shares("conv", p, 1.0, ceilings)  # 1 ms: half of the compute ceiling
