@@ -100,7 +100,8 @@ def build_parser(
         prog=PROG,
         description="Diagnose cuDNN/CUDA problems in PyTorch environments.",
         epilog="Exit codes: 0 success, 1 a check found an error or a command failed, "
-        "2 bad usage or bad input.",
+        "2 bad usage or bad input; `wizard run` also exits 3 when this machine cannot run the "
+        "wizard (COMMAND --help says each command's).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
