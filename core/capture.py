@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import threading
 import time
 from collections import deque
@@ -137,16 +138,51 @@ class Sink(Protocol):
 
 def pump(stream: Any, lines: Sink, lock: threading.Lock) -> None:
     """Read a child's output until EOF (never blocks the child): contained runs' `Lines` and
-    `Stream`, the wizard worker's log tails."""
+    `Stream`, the wizard worker's log tails.
+
+    Where the pipe can be polled, each read happens once it is readable (so it does not block)
+    and inside `lock` together with its `feed`: whoever sees the pipe empty and then takes the
+    lock finds every byte already read fed (the worker takes its tails so when a result
+    arrives; reading outside the lock lost a step's output, 1 run in a few hundred)."""
     fd = stream.fileno()
+    poller = _poller(fd)
     while True:
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except OSError:
-            break
+        if poller is not None:
+            try:
+                poller.poll()  # readable, or at EOF
+            except OSError:
+                poller = None
+        if poller is not None:
+            with lock:
+                chunk = _read(fd)
+                if chunk:
+                    lines.feed(chunk)
+        else:  # not pollable: a blocking read must not hold the lock
+            chunk = _read(fd)
+            if chunk:
+                with lock:
+                    lines.feed(chunk)
         if not chunk:
             break
-        with lock:
-            lines.feed(chunk)
     with lock:
         lines.close()
+
+
+def _poller(fd: int) -> Any:
+    """A poll object watching `fd` for input, or None where poll is missing or refuses it."""
+    if not hasattr(select, "poll"):
+        return None
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    except (OSError, ValueError):
+        return None
+    return poller
+
+
+def _read(fd: int) -> bytes:
+    """One chunk, b'' at EOF or on an error (both end the pump)."""
+    try:
+        return os.read(fd, READ_CHUNK)
+    except OSError:
+        return b""
