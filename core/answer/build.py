@@ -15,6 +15,7 @@ from core.answer.kbfixes import entry_fixes, user_stack
 from core.answer.local import history_fixes
 from core.answer.model import Answer, AnswerFix, Cause, LogLine, Next, Where
 from core.answer.testable import scenario_blocked, untestable_reason
+from core.boundedio import MiB
 from core.kb.frameworks import Detected
 from core.tryrun.locate import frames, is_library, pasted_frame
 
@@ -53,7 +54,7 @@ def lead_match(matches: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 # The traceback, its frames and the lines that name the cause are at the end of a log: the
 # answer reads its last MiB (as `report --error` keeps), not the 64 MB `match` keeps.
-ANSWER_TAIL_CHARS = 1 << 20
+ANSWER_TAIL_CHARS = MiB
 
 
 def build_answer(

@@ -44,23 +44,30 @@ from core.wizard import scenarios
 wanted = sys.argv[1:]
 
 
-def recorded(s):
-    """A committed record of the same steps (a record of another repro counts as none)."""
+def record(s):
+    """Its committed evidence record, or None."""
     path = Path("resources/evidence", s.id.replace("/", "__") + ".json")
-    if not path.is_file():
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def recorded(rec, s):
+    """A committed record of the same steps (a record of another repro counts as none)."""
+    if rec is None:
         return False
-    steps = json.loads(path.read_text())["scenario"]["steps"]
+    steps = rec["scenario"]["steps"]
     return [(t["name"], t["file"], t["function"]) for t in steps] == [
         (t.name, t.file, t.function) for t in s.steps
     ]
 
 
-def took(s):
-    """Seconds its committed record took (0 without one): a re-run's cap must allow that."""
-    path = Path("resources/evidence", s.id.replace("/", "__") + ".json")
+def took(rec):
+    """Seconds the record took (0 without one): a re-run's cap must allow that."""
     try:
-        return int(float(json.loads(path.read_text()).get("duration_s") or 0))
-    except (OSError, ValueError, AttributeError):
+        return int(float(rec.get("duration_s") or 0))
+    except (ValueError, AttributeError):
         return 0
 
 
@@ -74,7 +81,8 @@ for s in scenarios():
         continue
     ext = any(step.file == "ext_ops.py" for step in s.steps)
     phase = "heavy" if s.requirements.exclusive else ("ext" if ext else "light")
-    rows.append((recorded(s), phase, s.id, took(s)))
+    rec = record(s)
+    rows.append((recorded(rec, s), phase, s.id, took(rec)))
 only = os.environ.get("WIZARD_SET", "")  # new | recorded | (all)
 for recorded, phase, ident, seconds in sorted(rows, key=lambda r: r[0]):
     kind = "recorded" if recorded else "new"

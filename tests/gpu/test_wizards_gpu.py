@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.paths import resources_dir
 from core.wizard import OUTCOMES, run_wizard, scenarios
 
 torch = pytest.importorskip("torch")
@@ -107,7 +107,7 @@ def test_every_cuda_scenario_is_covered_here() -> None:
         "cuda/cudnn-status-not-initialized",
         "cuda/cudnn-no-valid-conv-algorithm",
     }
-    evidence = Path(__file__).resolve().parents[2] / "resources" / "evidence"
+    evidence = resources_dir() / "evidence"
     missing = [
         s.id
         for s in scenarios()
