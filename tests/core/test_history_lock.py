@@ -132,18 +132,22 @@ def cli(*args: str, folder: Path) -> subprocess.CompletedProcess[str]:
     return run_core(*args, CUDA_CLINIC_DATA_DIR=str(folder), CUDA_CLINIC_DB_TIMEOUT="0.5")
 
 
-PROGRAMS = [
-    "python",
-    pytest.param(
-        "sqlite3",
-        marks=pytest.mark.skipif(
-            shutil.which("sqlite3") is None, reason="the sqlite3 shell is not installed"
+@pytest.fixture(
+    params=[
+        "python",
+        pytest.param(
+            "sqlite3",
+            marks=pytest.mark.skipif(
+                shutil.which("sqlite3") is None, reason="the sqlite3 shell is not installed"
+            ),
         ),
-    ),
-]
+    ]
+)
+def program(request: pytest.FixtureRequest) -> str:
+    """The other program that holds the lock: a Python `sqlite3` child or the `sqlite3` shell."""
+    return str(request.param)
 
 
-@pytest.mark.parametrize("program", PROGRAMS)
 def test_reads_work_under_a_held_write_lock_and_a_save_is_busy_not_damage(
     tmp_path: Path, program: str
 ) -> None:
@@ -163,7 +167,6 @@ def test_reads_work_under_a_held_write_lock_and_a_save_is_busy_not_damage(
     everything_is_there(path, wizard, bench, tries)
 
 
-@pytest.mark.parametrize("program", PROGRAMS)
 def test_an_exclusive_lock_is_one_busy_line_and_the_file_is_never_moved(
     tmp_path: Path, program: str
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,18 +12,11 @@ import jsonschema
 import pytest
 
 from core import schemas
+from tests.core.clirun import run_core
 
 
 def _cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CUDA_CLINIC_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "core", "bench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return run_core("bench", *args, CUDA_CLINIC_DATA_DIR=str(data_dir))
 
 
 @pytest.fixture(scope="module")

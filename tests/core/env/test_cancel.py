@@ -51,8 +51,8 @@ def slow_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return pids
 
 
-def test_cancel_mid_deep_probe_kills_its_process_group(slow_torch: Path) -> None:
-    cancel = threading.Event()
+def start_deep_check(cancel: threading.Event) -> tuple[threading.Thread, dict[str, BaseException]]:
+    """A deep check running in a thread; the dict gets whatever exception ended it."""
     outcome: dict[str, BaseException] = {}
 
     def check() -> None:
@@ -63,6 +63,12 @@ def test_cancel_mid_deep_probe_kills_its_process_group(slow_torch: Path) -> None
 
     thread = threading.Thread(target=check)
     thread.start()
+    return thread, outcome
+
+
+def test_cancel_mid_deep_probe_kills_its_process_group(slow_torch: Path) -> None:
+    cancel = threading.Event()
+    thread, outcome = start_deep_check(cancel)
     assert wait_for(slow_torch.exists, 60), "the deep probe never reached `import torch`"
     probe, grandchild = (int(p) for p in slow_torch.read_text().split())
     assert alive(probe) and alive(grandchild)
@@ -97,16 +103,7 @@ def test_cancel_while_the_quick_probe_still_runs_ends_both_children(
     monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{SLOW_TORCH}")
     monkeypatch.setenv("CLINIC_TEST_STARTED", str(tmp_path / "started-"))
     cancel = threading.Event()
-    outcome: dict[str, BaseException] = {}
-
-    def check() -> None:
-        try:
-            detect(sys.executable, deep=True, cancel=cancel)
-        except BaseException as exc:  # the test inspects whatever ended the check
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=check)
-    thread.start()
+    thread, outcome = start_deep_check(cancel)
     assert wait_for(lambda: len(list(tmp_path.glob("started-*"))) == 2, 60), "no probes started"
     pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("started-*")]
     cancel.set()

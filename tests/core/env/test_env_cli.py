@@ -3,31 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[3]
-
-
-def run_cli(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m core ARGS` from the repo root, optionally with a folder first on PYTHONPATH."""
-    env = dict(os.environ)
-    # Keep what is already on PYTHONPATH (on the GPU machine the app's own deps live there).
-    parts = [str(pythonpath)] if pythonpath else []
-    parts += [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+from tests.core.clirun import run_core
 
 
 def _json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -35,7 +16,7 @@ def _json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 
 def test_json_has_the_design_minimums_and_exit_code_follows_findings() -> None:
-    proc = run_cli("env", "--json")
+    proc = run_core("env", "--json")
     data = _json(proc)
     for key in (
         "schema_version",
@@ -59,7 +40,7 @@ def test_json_has_the_design_minimums_and_exit_code_follows_findings() -> None:
 
 
 def test_missing_interpreter_is_one_line_and_exit_2() -> None:
-    proc = run_cli("env", "--python", "/nonexistent/python")
+    proc = run_core("env", "--python", "/nonexistent/python")
     assert proc.returncode == 2
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -70,7 +51,7 @@ def test_non_python_executable_is_rejected(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho hello\n")
     fake.chmod(0o755)
-    proc = run_cli("env", "--python", str(fake))
+    proc = run_core("env", "--python", str(fake))
     assert proc.returncode == 2
     assert "is not a working Python interpreter" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -85,14 +66,14 @@ def test_quick_mode_never_imports_torch(tmp_path: Path) -> None:
         f"open({str(mark)!r}, 'w').close()\nraise ImportError('poisoned torch was imported')\n"
     )
     (pkg / "version.py").write_text("__version__ = '9.9.9+cu999'\ncuda = '99.9'\n")
-    proc = run_cli("env", "--json", pythonpath=tmp_path)
+    proc = run_core("env", "--json", pythonpath=[tmp_path])
     data = _json(proc)
     assert not mark.exists()
     assert data["torch"]["location"] == str(pkg)
     assert data["torch"]["version"] == "9.9.9+cu999"
     assert data["torch"]["import_error"] is None
     # The deep probe does import it, and reports the failure instead of crashing.
-    proc = run_cli("env", "--deep", "--json", pythonpath=tmp_path)
+    proc = run_core("env", "--deep", "--json", pythonpath=[tmp_path])
     assert mark.exists()
     data = _json(proc)
     assert data["torch"]["import_error"] == "ImportError: poisoned torch was imported"
@@ -100,7 +81,7 @@ def test_quick_mode_never_imports_torch(tmp_path: Path) -> None:
 
 
 def test_broken_torch_reported_not_crashed(broken_torch: Path) -> None:
-    proc = run_cli("env", "--deep", pythonpath=broken_torch)
+    proc = run_core("env", "--deep", pythonpath=[broken_torch])
     assert proc.returncode == 1
     assert proc.stdout.startswith("Findings\n  ERROR")
     assert "torch.import-error" in proc.stdout
@@ -109,7 +90,7 @@ def test_broken_torch_reported_not_crashed(broken_torch: Path) -> None:
 
 
 def test_human_output_puts_findings_before_the_table() -> None:
-    proc = run_cli("env")
+    proc = run_core("env")
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("Findings")
     table = lines.index("Environment (quick mode)")
@@ -119,6 +100,6 @@ def test_human_output_puts_findings_before_the_table() -> None:
 
 def test_venv_folder_is_accepted_as_target() -> None:
     venv = Path(sys.prefix)
-    proc = run_cli("env", "--json", "--python", str(venv))
+    proc = run_core("env", "--json", "--python", str(venv))
     assert proc.returncode in (0, 1), proc.stderr
     assert _json(proc)["python"]["prefix"] == str(venv)

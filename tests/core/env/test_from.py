@@ -9,7 +9,7 @@ from typing import Any
 from core.env.model import Finding
 from core.env.rootcause import order
 from core.env.saved import load_saved
-from tests.core.env.test_env_cli import run_cli
+from tests.core.clirun import run_core
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "env"
 
@@ -37,7 +37,7 @@ def test_an_old_schema_file_is_read_and_its_findings_derived_again(tmp_path: Pat
     def hide(data: dict[str, Any]) -> None:
         data["env_vars"]["CUDA_VISIBLE_DEVICES"] = ""
 
-    proc = run_cli("env", "--from", str(_v1(tmp_path, hide)), "--json")
+    proc = run_core("env", "--from", str(_v1(tmp_path, hide)), "--json")
     data = json.loads(proc.stdout)
     assert data["schema_version"] == 3
     ids = [f["id"] for f in data["findings"]]
@@ -51,7 +51,7 @@ def test_a_bad_field_gets_one_line_naming_the_file_and_the_field(tmp_path: Path)
         data["gpus"][0] = "H100"
 
     path = _v1(tmp_path, break_gpu)
-    proc = run_cli("env", "--from", str(path))
+    proc = run_core("env", "--from", str(path))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert str(path) in proc.stderr and "gpus[0]" in proc.stderr
@@ -59,12 +59,12 @@ def test_a_bad_field_gets_one_line_naming_the_file_and_the_field(tmp_path: Path)
 
 def test_a_newer_schema_is_refused_by_name(tmp_path: Path) -> None:
     path = _v1(tmp_path, lambda d: d.update(schema_version=99))
-    proc = run_cli("env", "--from", str(path))
+    proc = run_core("env", "--from", str(path))
     assert proc.returncode == 2 and "schema_version" in proc.stderr and str(path) in proc.stderr
 
 
 def test_from_cannot_be_mixed_with_a_live_probe(tmp_path: Path) -> None:
-    proc = run_cli("env", "--from", str(_v1(tmp_path)), "--deep")
+    proc = run_core("env", "--from", str(_v1(tmp_path)), "--deep")
     assert proc.returncode == 2 and "--from" in proc.stderr
 
 
@@ -117,7 +117,7 @@ def test_a_cublas_failure_names_the_cublas_wheel_to_reinstall(tmp_path: Path) ->
             {"stage": "matmul on cuda:0", "type": "RuntimeError", "message": said}
         ]
 
-    data = json.loads(run_cli("env", "--from", str(_v1(tmp_path, break_matmul)), "--json").stdout)
+    data = json.loads(run_core("env", "--from", str(_v1(tmp_path, break_matmul)), "--json").stdout)
     first = data["findings"][0]
     assert first["id"] == "torch.op-failed"
     assert first["evidence"] == f"RuntimeError: {said}"

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
-BROKEN = ROOT / "tests" / "data" / "env" / "broken"
+from tests.core.clirun import run_script
+from tests.core.env.matrix_files import BROKEN, ROOT, setup_file
 
 
 def _bench() -> dict[str, object]:
@@ -31,29 +30,14 @@ def _bench() -> dict[str, object]:
 
 
 def _import_env2(outdir: Path, dest: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "import_env2.py"),
-            str(outdir),
-            "--dest",
-            str(dest),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_script(ROOT / "scripts" / "import_env2.py", str(outdir), "--dest", str(dest), *extra)
 
 
 def test_env2_import_writes_fixtures_the_experiment_and_the_benchmark(tmp_path: Path) -> None:
     outdir = tmp_path / "env2"
     (outdir / "matrix").mkdir(parents=True)
     for setup in tomllib.loads((BROKEN / "expected.toml").read_text())["setup"]:
-        recorded = BROKEN / f"{setup['name']}.json"
-        source = recorded if recorded.exists() else BROKEN / "derived" / recorded.name
-        data = json.loads(source.read_text())
+        data = json.loads(setup_file(setup["name"]).read_text())
         data["python"]["executable"] = "/home/alice/venv/bin/python3"
         (outdir / "matrix" / f"{setup['name']}.json").write_text(json.dumps(data))
     (outdir / "summary.txt").write_text(
@@ -118,13 +102,7 @@ def test_env4_import_redacts_and_places_the_files(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "scripts", repo / "scripts")
     shutil.copytree(ROOT / "core", repo / "core")
     shutil.copytree(ROOT / "resources", repo / "resources")  # the KB the engine loads at import
-    proc = subprocess.run(
-        [sys.executable, str(repo / "scripts" / "import_env4.py"), str(outdir), "--label", "t4"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_script(repo / "scripts" / "import_env4.py", str(outdir), "--label", "t4")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     written = (repo / "tests/data/env/multi_gpu/t4_env.json").read_text()
     assert "alice" not in written and json.loads(written)["findings"]

@@ -4,10 +4,8 @@ versions stay versions, real addresses are still redacted."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 from core.fleet import analyze, load_fleet
 from core.fleet.section import fleet_section
 from core.report import Secrets, build_report, load_report, redact, render, validate
+from tests.core.clirun import run_core
 
 from .conftest import NODES, fleet_cli, hostfile
 
@@ -46,14 +45,7 @@ def _private_data(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 def _report(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", "report", "--quick", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "CUDA_CLINIC_DATA_DIR": str(_DATA[0])},
-    )
+    return run_core("report", "--quick", *args, timeout=120, CUDA_CLINIC_DATA_DIR=str(_DATA[0]))
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ itself catching each kind of bad record; scripts/kb_audit.py runs as a child pro
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from core.kb.loader import load_entries
+from tests.core.clirun import run_script
 from tests.core.kb.test_consistency import PENDING
 from tests.loadfile import load_module
 
@@ -24,14 +24,7 @@ AUDIT = load_module("kb_audit_script", SCRIPT)
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     """`python scripts/kb_audit.py ARGS` from the repository root."""
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
+    return run_script(SCRIPT, *args, timeout=120)
 
 
 def test_records_are_valid_and_the_page_is_current() -> None:

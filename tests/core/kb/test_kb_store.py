@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from core.kb import UnknownEntryError, ensure_built, open_kb
 from core.kb.build import SCHEMA_VERSION, source_digest, write_database
 from core.kb.loader import load_entries
 from core.kb.render import render_entry
+from tests.core.clirun import run_core
 
 
 @pytest.fixture
@@ -142,16 +141,8 @@ def test_wrong_schema_version_is_refused(kb_src: Path, tmp_path: Path) -> None:
         open_kb(dest)
 
 
-def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", "kb", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
-    )
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_core("kb", *args, timeout=120)
 
 
 def test_cli_list_show_search(kb_src: Path) -> None:

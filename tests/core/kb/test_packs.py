@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from core.errors import UsageError
 from core.kb import open_kb
 from core.kb.options import confirm_fixes
 from core.kb.render import USER_LABEL
+from tests.core.clirun import run_core
 
 BUS_ERROR = (
     "Traceback (most recent call last):\n"
@@ -33,19 +33,8 @@ def pack(tmp_path: Path, repo_root: Path) -> Path:
     return dest
 
 
-def _cli(
-    *args: str, stdin: str | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", *args],
-        input=stdin,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env=os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[3])},
-    )
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return run_core(*args, stdin=stdin, timeout=120)
 
 
 def test_kb_list_loads_good_entries_and_names_each_bad_file_and_field(pack: Path) -> None:

@@ -5,32 +5,24 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from core.models import to_builtins
 from core.nccl.command import exit_code
-from core.nccl.launch import LaunchSpec
 from core.nccl.render import render_human
 from core.nccl.run import run_nccl
 from core.nccl.sizes import bus_factor
+from tests.core.clirun import REPO, run_core
+from tests.core.nccl.stalled import stalled_rank
 
 pytest.importorskip("torch.distributed")
-ROOT = Path(__file__).resolve().parents[3]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "core", "nccl", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
-        check=False,
-    )
+def cli(*args: str, cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess[str]:
+    """`cuda-clinic nccl ARGS` run from `cwd`, `env` added to the environment."""
+    return run_core("nccl", *args, timeout=240, cwd=cwd, **env)
 
 
 def processes_mentioning(text: str) -> list[int]:
@@ -83,19 +75,7 @@ def test_two_gloo_ranks_measure_every_op_with_nccl_tests_bandwidths(tmp_path: Pa
 @pytest.mark.slow
 def test_a_stalled_rank_ends_at_the_timeout_with_every_rank_killed(tmp_path: Path) -> None:
     keep = tmp_path / "hang"
-    spec = LaunchSpec(
-        python=sys.executable,
-        nproc=2,
-        ops=["all_reduce", "broadcast"],
-        sizes=[8, 16],
-        iters=3,
-        timeout=20,
-        pg_timeout=600,
-        fault="stalled",
-        fault_rank=1,
-        fault_op="broadcast",
-    )
-    typed = run_nccl(spec, keep)
+    typed = run_nccl(stalled_rank(timeout=20), keep)
     report = to_builtins(typed)
     assert report["status"] == "timed_out" and exit_code(typed) == 1
     assert 20 <= report["seconds"] < 40
@@ -150,32 +130,11 @@ def test_srun_starts_the_ranks_with_slurm_variables(tmp_path: Path) -> None:
     bindir.mkdir()
     (bindir / "srun").write_text(FAKE_SRUN)
     (bindir / "srun").chmod(0o755)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{bindir}:{os.environ['PATH']}"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "nccl",
-            "--launcher",
-            "srun",
-            "--nproc",
-            "2",
-            "--ops",
-            "all_reduce",
-            "--sizes",
-            "8B:64B",
-            "--iters",
-            "3",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
-        check=False,
-        cwd=tmp_path,
-    )
+    done = cli(
+        "--launcher", "srun", "--nproc", "2", "--ops", "all_reduce", "--sizes", "8B:64B",
+        "--iters", "3", "--json",
+        cwd=tmp_path, PATH=f"{bindir}:{os.environ['PATH']}",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert report["command"][:2] == ["srun", "--ntasks=2"]

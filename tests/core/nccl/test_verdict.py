@@ -34,6 +34,13 @@ def rows(busbw: float, size: int = GIB) -> dict[str, list[dict[str, Any]]]:
     return {"all_reduce": [{"bytes": 8, "busbw_gbps": 0.001}, {"bytes": size, "busbw_gbps": busbw}]}
 
 
+def judge_nccl(busbw: float, size: int = GIB, **host: Any) -> Any:
+    """The verdict on an NCCL run reaching `busbw` GB/s at `size` bytes on one node of H200s
+    with all 18 NVLinks up, talking P2P, unless `host` says otherwise (device, links, transport)."""
+    on = {"device": "NVIDIA H200", "active_links": 18, "transport": P2P, **host}
+    return judge("nccl", rows(busbw, size), **on)
+
+
 def test_links_file_is_complete_and_every_model_has_a_known_generation() -> None:
     typed = load_links()
     links = to_builtins(typed)
@@ -52,7 +59,7 @@ def test_links_file_is_complete_and_every_model_has_a_known_generation() -> None
 
 def test_two_h200_at_the_issue_numbers_are_as_expected() -> None:
     # 18 NVLink 4 links x 25 GB/s = 450 GB/s; 70 % of it is 315 GB/s expected.
-    verdict = judge("nccl", rows(330.0), device="NVIDIA H200", active_links=18, transport=P2P)
+    verdict = judge_nccl(330.0)
     assert verdict["status"] == "ok"
     assert verdict["link_gbps"] == 450.0 and verdict["expected_busbw_gbps"] == 315.0
     assert verdict["at_bytes"] == GIB
@@ -63,26 +70,22 @@ def test_two_h200_at_the_issue_numbers_are_as_expected() -> None:
     ("busbw", "status"), [(300.0, "ok"), (200.0, "below"), (120.0, "far_below")]
 )
 def test_bandwidth_thresholds(busbw: float, status: str) -> None:
-    verdict = judge("nccl", rows(busbw), device="NVIDIA H200", active_links=18, transport=P2P)
+    verdict = judge_nccl(busbw)
     assert verdict["status"] == status
 
 
 def test_links_down_lower_the_expectation_and_nominal_links_stand_in_without_nvml() -> None:
-    down = judge("nccl", rows(150.0), device="NVIDIA H200", active_links=9, transport=P2P)
+    down = judge_nccl(150.0, active_links=9)
     # 150 GB/s is right for 9 links, but 9 of 18 links up is itself the problem.
     assert down["link_gbps"] == 225.0 and down["status"] == "below"
     assert "Only 9 of 18 NVLinks are up" in down["message"]
-    nominal = judge("nccl", rows(330.0), device="NVIDIA H200", active_links=None, transport=P2P)
+    nominal = judge_nccl(330.0, active_links=None)
     assert nominal["basis"].endswith("nominal links") and nominal["status"] == "ok"
 
 
 def test_shm_on_an_nvlink_host_is_the_wrong_transport() -> None:
-    verdict = judge(
-        "nccl",
-        rows(20.0),
-        device="NVIDIA H100 80GB HBM3",
-        active_links=18,
-        transport={"primary": "SHM", "nodes": 1},
+    verdict = judge_nccl(
+        20.0, device="NVIDIA H100 80GB HBM3", transport={"primary": "SHM", "nodes": 1}
     )
     assert verdict["status"] == "wrong_transport"
     assert "SHM" in verdict["message"] and "NVLink" in verdict["message"]
@@ -91,17 +94,9 @@ def test_shm_on_an_nvlink_host_is_the_wrong_transport() -> None:
 def test_cases_with_no_verdict_say_why() -> None:
     gloo = judge("gloo", rows(1.0), device=None, active_links=None, transport={})
     assert gloo["status"] == "not_applicable" and "gloo" in gloo["message"]
-    small = judge(
-        "nccl", rows(5.0, size=1024**2), device="NVIDIA H200", active_links=18, transport=P2P
-    )
+    small = judge_nccl(5.0, size=1024**2)
     assert small["status"] == "not_judged" and "64 MiB" in small["message"]
-    unknown = judge("nccl", rows(5.0), device="Tesla T4", active_links=None, transport=P2P)
+    unknown = judge_nccl(5.0, device="Tesla T4", active_links=None)
     assert unknown["status"] == "not_judged" and "Tesla T4" in unknown["message"]
-    nodes = judge(
-        "nccl",
-        rows(5.0),
-        device="NVIDIA H200",
-        active_links=18,
-        transport={"primary": "NET/IB", "nodes": 2},
-    )
+    nodes = judge_nccl(5.0, transport={"primary": "NET/IB", "nodes": 2})
     assert nodes["status"] == "not_judged" and "network" in nodes["message"]

@@ -3,33 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import string
 import subprocess
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.core.clirun import run_core
+
 from .conftest import ERROR_LOG
 
 
 def _cli(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str | None = None
+    *args: str, stdin: str | None = None, pythonpath: Sequence[Path] = (), **env: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", "report", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        input=stdin,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-    )
+    return run_core("report", *args, stdin=stdin, pythonpath=pythonpath, timeout=120, **env)
 
 
 def _token(seed: int) -> str:
@@ -56,12 +48,10 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         str(log),
         "-o",
         str(out),
-        env={
-            "HF_TOKEN": hf,
-            "CUDA_CACHE_TOKEN": "FAKESECRET_" + gh[4:20],
-            # a module fixture runs before the autouse private data dir: never the real one
-            "CUDA_CLINIC_DATA_DIR": str(tmp / "data"),
-        },
+        HF_TOKEN=hf,
+        CUDA_CACHE_TOKEN="FAKESECRET_" + gh[4:20],
+        # a module fixture runs before the autouse private data dir: never the real one
+        CUDA_CLINIC_DATA_DIR=str(tmp / "data"),
     )
     return {"result": result, "text": out.read_text(), "secrets": (hf, gh), "tmp": tmp}
 
@@ -141,10 +131,8 @@ def test_pdf_without_qt_is_one_clear_line(tmp_path: Path) -> None:
     fake = tmp_path / "noqt" / "PySide6"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('PySide6 is not installed here')\n")
-    pythonpath = os.pathsep.join([str(tmp_path / "noqt"), os.environ.get("PYTHONPATH", "")])
-    result = _cli(
-        "--quick", "--format", "pdf", "-o", str(tmp_path / "r.pdf"), env={"PYTHONPATH": pythonpath}
-    )
+    noqt = [tmp_path / "noqt"]
+    result = _cli("--quick", "--format", "pdf", "-o", str(tmp_path / "r.pdf"), pythonpath=noqt)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         "cuda-clinic: error: PDF needs the GUI extra (PySide6); use --format html or md"
@@ -195,13 +183,7 @@ def test_help_usage_is_accurate() -> None:
 
 
 def test_a_saved_sweep_reads_as_where_it_ran_and_what_it_found() -> None:
-    sweep = subprocess.run(
-        [sys.executable, "-m", "core", "bench", "lstm", "--quick", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    sweep = run_core("bench", "lstm", "--quick", "--json")
     assert sweep.returncode == 0, sweep.stderr
     saved = json.loads(sweep.stdout)
     result = _cli("--quick", "--bench", str(saved["id"]), "--format", "json")

@@ -11,18 +11,16 @@ from __future__ import annotations
 import html
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.core.clirun import run_core
 from tests.planting import KINDS, SURVIVORS, Campaign, campaign, leaks, seed_for_run
 
-REPO = Path(__file__).resolve().parents[3]
 FORMATS = ("json", "md", "html")
-REPORT = (sys.executable, "-m", "core", "report", "--quick")
 
 
 def try_script(lines: list[str]) -> str:
@@ -32,9 +30,7 @@ def try_script(lines: list[str]) -> str:
 
 def export(tmp: Path, plants: Campaign, formats: tuple[str, ...]) -> dict[str, Any]:
     """Run `try` on a planted script, then `report` in each format; the texts by format."""
-    data = tmp / "data"
-    env = {**os.environ, "CUDA_CLINIC_DATA_DIR": str(data), **plants.env}
-    env["PYTHONPATH"] = str(REPO)
+    env = {**os.environ, "CUDA_CLINIC_DATA_DIR": str(tmp / "data"), **plants.env}
     # The folder is made under this test's temp dir, so its planted root is no longer the
     # filesystem's. `/data/<user>` names a person only at the root (a project's data/ folder
     # does not), so that kind is planted in argv, logs and variables, never as the folder.
@@ -46,31 +42,16 @@ def export(tmp: Path, plants: Campaign, formats: tuple[str, ...]) -> dict[str, A
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "train.py").write_text(try_script(plants.lines), encoding="utf-8")
     argv = [sys.executable, "train.py", *plants.argv, "--data-dir", *plants.paths]
-    ran = subprocess.run(
-        [sys.executable, "-m", "core", "try", "--", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    ran = run_core("try", "--", *argv, cwd=cwd, env=env)
     assert "saved as try:1" in ran.stdout + ran.stderr, ran.stderr
     log = tmp / "error.txt"
     log.write_text("\n".join(plants.lines) + "\n", encoding="utf-8")
     out: dict[str, Any] = {}
     for fmt in formats:
         path = tmp / f"report.{fmt}"
-        result = subprocess.run(
-            # --full: every part that could carry a planted value is in the file
-            [*REPORT, "--full", "--error", str(log), "--run", "try:1", "-o", str(path)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        # --full: every part that could carry a planted value is in the file
+        report = ("report", "--quick", "--full", "--error", str(log), "--run", "try:1")
+        result = run_core(*report, "-o", str(path), env=env)
         assert result.returncode == 0, result.stderr
         out[fmt] = path.read_bytes() if fmt == "pdf" else path.read_text(encoding="utf-8")
         out[f"{fmt}-stderr"] = result.stderr

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from core.ops.wizard import wizard
 from core.report import validate
+from tests.core.clirun import run_core
 
 pytestmark = pytest.mark.slow
 
@@ -36,15 +36,7 @@ def saved_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _report(runs: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CUDA_CLINIC_DATA_DIR": runs["data_dir"]}
-    return subprocess.run(
-        [sys.executable, "-m", "core", "report", "--quick", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-    )
+    return run_core("report", "--quick", *args, timeout=120, CUDA_CLINIC_DATA_DIR=runs["data_dir"])
 
 
 def test_latest_runs_are_in_the_report(saved_runs: dict[str, Any]) -> None:

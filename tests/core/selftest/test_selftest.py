@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 
 from core.selftest.containment import run_containment
+from tests.core.clirun import run_core
 
 try:
     import torch
@@ -21,14 +21,7 @@ except ImportError:  # pragma: no cover - the dev venv has torch
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", "selftest", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=os.environ.copy(),
-    )
+    return run_core("selftest", *args)
 
 
 @pytest.fixture(scope="module")

@@ -103,23 +103,10 @@ def test_a_stalled_rank_under_real_srun_ends_with_the_step_cancelled(
     slurm: dict[str, str], tmp_path: Path
 ) -> None:
     from core.models import to_builtins
-    from core.nccl.launch import LaunchSpec
     from core.nccl.run import run_nccl
+    from tests.core.nccl.stalled import stalled_rank
 
-    spec = LaunchSpec(
-        python=sys.executable,
-        nproc=2,
-        launcher="srun",
-        ops=["all_reduce", "broadcast"],
-        sizes=[8, 16],
-        iters=3,
-        timeout=25,
-        pg_timeout=600,
-        fault="stalled",
-        fault_rank=1,
-        fault_op="broadcast",
-        env={"SLURM_CONF": slurm["SLURM_CONF"]},
-    )
+    spec = stalled_rank(timeout=25, launcher="srun", SLURM_CONF=slurm["SLURM_CONF"])
     old = os.environ.get("SLURM_CONF")
     os.environ["SLURM_CONF"] = slurm["SLURM_CONF"]
     try:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.core.clirun import REPO, run_core
+
 SCRIPTS = REPO / "tests" / "data" / "scripts"
 
 
@@ -19,17 +18,7 @@ def run_try(
     *args: str, cwd: Path = REPO, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m core try ARGS` with this checkout first on PYTHONPATH."""
-    full = dict(os.environ if env is None else env)
-    full["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [full.get("PYTHONPATH")])])
-    return subprocess.run(
-        [sys.executable, "-m", "core", "try", *args],
-        cwd=cwd,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=400,
-        check=False,
-    )
+    return run_core("try", *args, cwd=cwd, env=env, timeout=400)
 
 
 def as_json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -27,6 +27,14 @@ def fixes(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["fix"]["id"]: f for f in run["fixes"]}
 
 
+def failed_run(name: str, entry: str) -> dict[str, Any]:
+    """The recorded `try` run of script `name`, checked to have failed and matched `entry`."""
+    run: dict[str, Any] = load(name)["try"]
+    assert run["status"] == "failed"
+    assert run["entry"]["id"] == entry
+    return run
+
+
 @pytest.mark.parametrize(
     ("script", "entry"),
     [
@@ -35,9 +43,7 @@ def fixes(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     ],
 )
 def test_cudnn_rnn_errors_are_fixed_by_turning_cudnn_off(script: str, entry: str) -> None:
-    run = load(script)["try"]
-    assert run["status"] == "failed"
-    assert run["entry"]["id"] == entry
+    run = failed_run(script, entry)
     off = fixes(run)["cudnn-off"]
     assert off["verdict"] == "fixed", off["reason"]
     assert off["outcome"]["exit_code"] == 0
@@ -45,9 +51,7 @@ def test_cudnn_rnn_errors_are_fixed_by_turning_cudnn_off(script: str, entry: str
 
 
 def test_embedding_index_out_of_range_is_located_by_launch_blocking() -> None:
-    run = load("embedding_oob")["try"]
-    assert run["status"] == "failed"
-    assert run["entry"]["id"] == "cuda/device-side-assert"
+    run = failed_run("embedding_oob", "cuda/device-side-assert")
     blocking = fixes(run)["launch-blocking"]
     assert blocking["verdict"] == "located", blocking["reason"]
     assert blocking["frame"]["code"] == "x = self.emb(tokens)"
@@ -55,9 +59,7 @@ def test_embedding_index_out_of_range_is_located_by_launch_blocking() -> None:
 
 
 def test_fragmentation_oom_is_fixed_by_expandable_segments() -> None:
-    run = load("fragmentation_oom")["try"]
-    assert run["status"] == "failed"
-    assert run["entry"]["id"] == "cuda/out-of-memory"
+    run = failed_run("fragmentation_oom", "cuda/out-of-memory")
     expandable = fixes(run)["expandable-segments"]
     assert expandable["verdict"] == "fixed", expandable["reason"]
     assert "allocated the batch buffer" in expandable["outcome"]["log"]
@@ -75,9 +77,7 @@ def test_deterministic_cublas_fails_only_where_torch_still_checks_the_workspace(
 
 
 def test_deterministic_histogram_is_fixed_by_warn_only_but_not_by_the_cublas_workspace() -> None:
-    run = load("deterministic_histogram")["try"]
-    assert run["status"] == "failed"
-    assert run["entry"]["id"] == "cuda/nondeterministic-op"
+    run = failed_run("deterministic_histogram", "cuda/nondeterministic-op")
     assert run["frame"]["line"] == 21  # torch.histc in the user's loop
     verdicts = {fix_id: fix["verdict"] for fix_id, fix in fixes(run).items()}
     assert verdicts["deterministic-warn-only"] == "fixed"

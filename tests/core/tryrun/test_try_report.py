@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
-from tests.core.tryrun.helpers import REPO, as_json, run_try, script
+from tests.core.clirun import run_core
+from tests.core.tryrun.helpers import as_json, run_try, script
 
 SECRET = "hf_" + "Zq8LmN3pR7tV2xY5bC9dF1gH4jK6"
 
@@ -16,16 +15,7 @@ def test_a_try_run_goes_into_the_report_with_its_command_redacted() -> None:
         run_try("--json", "--", sys.executable, script("flood.py"), f"--hf-token={SECRET}")
     )
     run_id = data["id"]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    md = subprocess.run(
-        [sys.executable, "-m", "core", "report", "--quick", "--full", "--run", f"try:{run_id}"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    md = run_core("report", "--quick", "--full", "--run", f"try:{run_id}")
     assert md.returncode == 0, md.stderr
     # page 1 is the run's answer, produced here; the run itself is in the appendix
     assert md.stdout.index("### The answer") < md.stdout.index("## Appendix")
@@ -35,23 +25,7 @@ def test_a_try_run_goes_into_the_report_with_its_command_redacted() -> None:
     assert "cuda/torch-not-compiled-with-cuda" in md.stdout
     assert "flood.py" in md.stdout
     assert SECRET not in md.stdout
-    bad = subprocess.run(
-        [sys.executable, "-m", "core", "report", "--quick", "--run", "try:x"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    bad = run_core("report", "--quick", "--run", "try:x", timeout=60)
     assert bad.returncode == 2 and "invalid run id 'try:x'" in bad.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "core", "report", "--quick", "--run", "try:999"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    missing = run_core("report", "--quick", "--run", "try:999", timeout=120)
     assert missing.returncode == 2 and "no try run with id 999" in missing.stderr

@@ -12,6 +12,7 @@ import pytest
 from core.history import History
 from core.kb import open_kb
 from core.ops.wizard import wizard
+from tests.core.clirun import run_core
 
 REPO = Path(__file__).resolve().parents[3]
 GPU_ONLY = "cuda/cudnn-rnn-double-backward"
@@ -26,14 +27,7 @@ pytestmark = pytest.mark.skipif(_has_cuda(), reason="checks a machine without a 
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core", "wizard", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        timeout=300,
-    )
+    return run_core("wizard", *args)
 
 
 def test_gpu_only_wizard_on_the_cpu_exits_3_and_saves_nothing() -> None:

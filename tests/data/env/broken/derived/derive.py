@@ -63,17 +63,27 @@ def _hide_gpus(value: str) -> Callable[[Raw], None]:
     return change
 
 
-def _refuse_cudnn(rec: Raw, stage_error: str) -> None:
-    t = rec["deep"]["torch"]
-    error = {"stage": stage_error, "type": "RuntimeError", "message": INCOMPATIBLE}
-    rec["deep"]["errors"] = [error]
-    t["first_op"] = {
+def _first_conv_fails(rec: Raw, kind: str, message: str, seconds: float) -> None:
+    """torch's first convolution on cuda:0 raised `kind: message` after `seconds`."""
+    rec["deep"]["errors"] = [{"stage": "first conv on cuda:0", "type": kind, "message": message}]
+    rec["deep"]["torch"]["first_op"] = {
         "device": "cuda:0",
         "op": "first-conv",
         "ok": False,
-        "error": "RuntimeError: " + INCOMPATIBLE,
-        "seconds": 0.2,
+        "error": f"{kind}: {message}",
+        "seconds": seconds,
     }
+
+
+def _cudnn_loaded_from(rec: Raw, libs: list[dict[str, Any]]) -> None:
+    """The probe mapped `libs` in place of every cuDNN library of the healthy recording."""
+    loaded = rec["deep"]["loaded"]
+    rec["deep"]["loaded"] = [lib for lib in loaded if not lib["family"].startswith("cudnn")] + libs
+
+
+def _refuse_cudnn(rec: Raw) -> None:
+    _first_conv_fails(rec, "RuntimeError", INCOMPATIBLE, 0.2)
+    t = rec["deep"]["torch"]
     t["cudnn_version_int"] = 91400
     t["cudnn_runtime"], t["cudnn_compile"] = "9.14.0", "9.19.0"
     for check in t["checks"]:
@@ -83,15 +93,11 @@ def _refuse_cudnn(rec: Raw, stage_error: str) -> None:
 
 def ld_library_path(rec: Raw) -> None:
     rec["quick"]["env"]["LD_LIBRARY_PATH"] = SYSTEM
-    rec["deep"]["loaded"] = [
-        lib for lib in rec["deep"]["loaded"] if not lib["family"].startswith("cudnn")
-    ] + [
-        _lib(f"{SYSTEM}/libcudnn.so.9.14.0", "9.14.0", "file-name"),
-        _lib(f"{SYSTEM}/libcudnn_graph.so.9.14.0", "9.14.0", "file-name"),
-        _lib(f"{SYSTEM}/libcudnn_engines_precompiled.so.9.14.0", "9.14.0", "file-name"),
-        _lib(f"{SYSTEM}/libcudnn_ops.so.9.14.0", "9.14.0", "file-name"),
-    ]
-    _refuse_cudnn(rec, "first conv on cuda:0")
+    parts = ("", "_graph", "_engines_precompiled", "_ops")
+    _cudnn_loaded_from(
+        rec, [_lib(f"{SYSTEM}/libcudnn{part}.so.9.14.0", "9.14.0", "file-name") for part in parts]
+    )
+    _refuse_cudnn(rec)
 
 
 def ld_preload(rec: Raw) -> None:
@@ -103,34 +109,26 @@ def ld_preload(rec: Raw) -> None:
         if lib["family"].startswith("cudnn_")
     ]
     rec["deep"]["loaded"].append(_lib(f"{wheel}/libcudnn.so.9", "9.19.0", "symbol"))
-    _refuse_cudnn(rec, "first conv on cuda:0")
+    _refuse_cudnn(rec)
 
 
 def sublibrary_missing(rec: Raw) -> None:
     partial = "/tmp/clinic-matrix/cudnn-partial"
     rec["quick"]["env"]["LD_LIBRARY_PATH"] = partial
-    rec["deep"]["loaded"] = [
-        lib for lib in rec["deep"]["loaded"] if not lib["family"].startswith("cudnn")
-    ] + [
-        _lib(f"{partial}/libcudnn.so.9", "9.19.0", "symbol"),
-        _lib(f"{partial}/libcudnn_graph.so.9", "9.19.0", "symbol"),
-        _lib(f"{partial}/libcudnn_ops.so.9", "9.19.0", "sibling"),
-        _lib(f"{SYSTEM}/libcudnn_engines_precompiled.so.9.14.0", "9.14.0", "file-name"),
-    ]
+    _cudnn_loaded_from(
+        rec,
+        [
+            _lib(f"{partial}/libcudnn.so.9", "9.19.0", "symbol"),
+            _lib(f"{partial}/libcudnn_graph.so.9", "9.19.0", "symbol"),
+            _lib(f"{partial}/libcudnn_ops.so.9", "9.19.0", "sibling"),
+            _lib(f"{SYSTEM}/libcudnn_engines_precompiled.so.9.14.0", "9.14.0", "file-name"),
+        ],
+    )
     rec["deep"]["cudnn_folders"] = {
         partial: {"missing": ["libcudnn_engines_precompiled"], "error": None}
     }
     message = "cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
-    rec["deep"]["errors"] = [
-        {"stage": "first conv on cuda:0", "type": "RuntimeError", "message": message}
-    ]
-    rec["deep"]["torch"]["first_op"] = {
-        "device": "cuda:0",
-        "op": "first-conv",
-        "ok": False,
-        "error": "RuntimeError: " + message,
-        "seconds": 0.3,
-    }
+    _first_conv_fails(rec, "RuntimeError", message, 0.3)
 
 
 def import_broken(rec: Raw) -> None:
@@ -165,14 +163,9 @@ def _variables(**values: str) -> Callable[[Raw], None]:
 def alloc_conf(rec: Raw) -> None:
     rec["quick"]["env"]["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segment:True"
     message = "Unrecognized key 'expandable_segment' in Accelerator allocator config."
-    rec["deep"]["errors"] = [
-        {"stage": "first conv on cuda:0", "type": "RuntimeError", "message": message}
-    ]
-    t = rec["deep"]["torch"]
-    failed = {"ok": False, "error": "RuntimeError: " + message}
-    t["first_op"] = {"device": "cuda:0", "op": "first-conv", "seconds": 0.1, **failed}
-    for check in t["checks"]:
-        check.update(failed)
+    _first_conv_fails(rec, "RuntimeError", message, 0.1)
+    for check in rec["deep"]["torch"]["checks"]:
+        check.update(ok=False, error="RuntimeError: " + message)
 
 
 DAMAGED = "/tmp/clinic-matrix/cudnn-damaged"
@@ -221,18 +214,8 @@ def damaged_cudnn(rec: Raw) -> None:
 def _alloc_refused(value: str, message: str) -> Callable[[Raw], None]:
     def change(rec: Raw) -> None:
         rec["quick"]["env"]["PYTORCH_CUDA_ALLOC_CONF"] = value
-        t = rec["deep"]["torch"]
-        rec["deep"]["errors"] = [
-            {"stage": "first conv on cuda:0", "type": "ValueError", "message": message}
-        ]
-        t["first_op"] = {
-            "device": "cuda:0",
-            "op": "first-conv",
-            "ok": False,
-            "error": "ValueError: " + message,
-            "seconds": 0.1,
-        }
-        t.update(cuda_init_failed=True, devices=[], checks=[])
+        _first_conv_fails(rec, "ValueError", message, 0.1)
+        rec["deep"]["torch"].update(cuda_init_failed=True, devices=[], checks=[])
 
     return change
 
