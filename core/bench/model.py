@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from core.history_rows import BenchRow, Stored
 from core.models import Model, Versioned, convert, to_builtins
 
 # A difference counts only when it is this large and the p10-p90 spreads do not overlap (the
@@ -202,22 +203,17 @@ class Sweep(Versioned, frozen=True, kw_only=True):
         return convert(data, cls, name=name, what="benchmark sweep")
 
 
-class Listed(Model, frozen=True, kw_only=True):
+class Listed(BenchRow, frozen=True, kw_only=True):
     """One saved sweep as `bench list` shows it: id, date, kind, size and where it ran."""
 
-    id: int
-    created: str
-    kind: str
     quick: bool
     results: int
     where: str
 
 
-class RunInfo(Model, frozen=True, kw_only=True):
+class RunInfo(Stored, frozen=True, kw_only=True):
     """The identity of a saved sweep in a comparison's header."""
 
-    id: int
-    created: str
     device: Device | None
     environment: Environment
     quick: bool
