@@ -26,7 +26,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import msgspec
 
@@ -77,6 +77,19 @@ class Versioned(Model, frozen=True, kw_only=True):
     SCHEMA_VERSION: ClassVar[int] = 1
     FIRST_VERSION: ClassVar[int] = 1  # what a file without the version field is taken to be
     UPGRADES: ClassVar[Mapping[int, Upgrade]] = {}
+    WHAT: ClassVar[str] = "saved document"  # what it is, in a one-line error
+    SAVED: ClassVar[str] = "a saved document"  # where from_dict's data came from, unless named
+
+    def to_dict(self) -> dict[str, object]:
+        """The document as plain JSON data, as printed and saved."""
+        data: dict[str, object] = to_builtins(self)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object, *, name: str | None = None) -> Self:
+        """The document read back from plain data already decoded (a database column, a file's
+        JSON) as this version wrote it (no upgrade); a wrong field is one InputError naming it."""
+        return convert(data, cls, name=cls.SAVED if name is None else name, what=cls.WHAT)
 
 
 def _clean(name: str) -> str:

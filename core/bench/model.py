@@ -14,7 +14,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from core.history_rows import BenchRow, Stored
-from core.models import Model, Versioned, convert, to_builtins
+from core.models import Model, Versioned
 
 # A difference counts only when it is this large and the p10-p90 spreads do not overlap (the
 # recommendations and `bench compare` both judge by it).
@@ -171,6 +171,8 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     """A benchmark sweep as run, printed and saved."""
 
     SCHEMA_VERSION: ClassVar[int] = 1
+    WHAT: ClassVar[str] = "benchmark sweep"
+    SAVED: ClassVar[str] = "a saved sweep"
 
     schema_version: int = 1
     kind: str
@@ -191,16 +193,6 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     def rows_in(self, group: str) -> list[Row]:
         """The measured rows of one chart group."""
         return [row for row in self.results if group in row.groups]
-
-    def to_dict(self) -> dict[str, object]:
-        """The sweep JSON (plain data), as printed and saved."""
-        data: dict[str, object] = to_builtins(self)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: object, *, name: str = "a saved sweep") -> Sweep:
-        """A sweep read back from the user database or a file (one line naming the field)."""
-        return convert(data, cls, name=name, what="benchmark sweep")
 
 
 class Listed(BenchRow, frozen=True, kw_only=True):
