@@ -28,6 +28,16 @@ Row = dict[str, Column]
 BUILDER_VERSION = "4"
 PAGE_SIZE = 4096
 FTS_COLUMNS = ("title", "summary", "error_codes_text", "signatures_text", "body")
+# The tables a build fills from the entries, in the order it inserts them.
+ENTRY_TABLES = (
+    "entries",
+    "signatures",
+    "workarounds",
+    "dead_ends",
+    "seed_claims",
+    "citations",
+    "fixes",
+)
 
 
 def _m1_tables(db: Database) -> None:
@@ -190,18 +200,7 @@ def source_digest(root: Path) -> str:
 
 def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
     """Every table's rows in a fixed order."""
-    tables: dict[str, list[Row]] = {
-        name: []
-        for name in (
-            "entries",
-            "signatures",
-            "workarounds",
-            "dead_ends",
-            "seed_claims",
-            "citations",
-            "fixes",
-        )
-    }
+    tables: dict[str, list[Row]] = {name: [] for name in ENTRY_TABLES}
     for entry in sorted(entries, key=lambda e: e.id):
         tables["entries"].append(_entry_row(entry))
         sigs = [("signature", s) for s in entry.signatures]
