@@ -180,14 +180,12 @@ def check_variables(env: Environment) -> list[Finding]:
         and env.env_vars[name].strip().lower() not in _OFF_VALUES
     ]
     if set_debug:
-        names = [item.split("=")[0] for item in set_debug]
         out.append(
-            Finding(
+            _unset_these(
                 "env.debug-variables",
-                "warning",
-                "Debugging variables are set: " + "; ".join(set_debug) + ".",
+                "Debugging variables are set",
+                set_debug,
                 "Unset them once the debugging is done.",
-                command="unset " + " ".join(names),
             )
         )
     slow = []
@@ -202,14 +200,24 @@ def check_variables(env: Environment) -> list[Finding]:
             "hundreds of MiB more GPU memory per process)"
         )
     if slow:
-        names = [item.split("=")[0] for item in slow]
         out.append(
-            Finding(
+            _unset_these(
                 "env.slow-settings",
-                "warning",
-                "Settings that slow every run are set: " + "; ".join(slow) + ".",
+                "Settings that slow every run are set",
+                slow,
                 "Unset them unless you need them for a measurement.",
-                command="unset " + " ".join(names),
             )
         )
     return out
+
+
+def _unset_these(code: str, lead: str, items: list[str], advice: str) -> Finding:
+    """A warning listing `NAME=value (why)` items, with the command that unsets every NAME."""
+    names = [item.split("=")[0] for item in items]
+    return Finding(
+        code,
+        "warning",
+        f"{lead}: " + "; ".join(items) + ".",
+        advice,
+        command="unset " + " ".join(names),
+    )

@@ -138,7 +138,12 @@ def drop_from_path(env: Environment, variable: str, folder: str) -> str:
         rest = " ".join(p for p in parts if os.path.realpath(p) != os.path.realpath(folder))
     else:
         rest = _without(value, folder, ":", dirname=False)
-    return f"export {variable}={shlex.quote(rest)}" if rest else f"unset {variable}"
+    return _export(variable, rest)
+
+
+def _export(variable: str, value: str) -> str:
+    """`export VAR=value`, or `unset VAR` when nothing is left of it."""
+    return f"export {variable}={shlex.quote(value)}" if value else f"unset {variable}"
 
 
 def _cudnn_wheel(env: Environment) -> tuple[str, str] | None:
@@ -157,23 +162,31 @@ def _cudnn_wheel(env: Environment) -> tuple[str, str] | None:
     return None
 
 
+# The variable that routes a foreign cuDNN in: (its separator for _without, whether its items
+# are files whose folder counts, what to do about it).
+_ROUTE_FIXES = {
+    "LD_PRELOAD": (
+        "",
+        True,
+        "LD_PRELOAD forces the cuDNN in {folder} into every process; drop it so torch "
+        "loads the cuDNN it pins.",
+    ),
+    "LD_LIBRARY_PATH": (
+        ":",
+        False,
+        "LD_LIBRARY_PATH puts {folder} ahead of torch's own cuDNN; remove that folder "
+        "from it (in your shell profile too).",
+    ),
+}
+
+
 def cudnn_remedy(env: Environment, folder: str | None) -> tuple[str, str]:
     """(command, action) for a cuDNN torch cannot use, loaded from `folder`."""
     route = path_route(env, folder)
-    if route == "LD_PRELOAD":
-        rest = _without(env.env_vars.get("LD_PRELOAD", ""), folder or "", "", dirname=True)
-        command = f"export LD_PRELOAD={shlex.quote(rest)}" if rest else "unset LD_PRELOAD"
-        return command, (
-            f"LD_PRELOAD forces the cuDNN in {folder} into every process; drop it so torch "
-            "loads the cuDNN it pins."
-        )
-    if route == "LD_LIBRARY_PATH":
-        rest = _without(env.env_vars.get("LD_LIBRARY_PATH", ""), folder or "", ":", dirname=False)
-        command = f"export LD_LIBRARY_PATH={shlex.quote(rest)}" if rest else "unset LD_LIBRARY_PATH"
-        return command, (
-            f"LD_LIBRARY_PATH puts {folder} ahead of torch's own cuDNN; remove that folder "
-            "from it (in your shell profile too)."
-        )
+    if route in _ROUTE_FIXES:
+        separator, dirname, action = _ROUTE_FIXES[route]
+        rest = _without(env.env_vars.get(route, ""), folder or "", separator, dirname=dirname)
+        return _export(route, rest), action.format(folder=folder)
     wheel = _cudnn_wheel(env)
     if wheel is not None:
         name, version = wheel

@@ -150,12 +150,10 @@ class _Elf:
         if end > self.size:
             return _truncated(self.size, end, "its program headers")
         fmt = self.order + ("IIQQQQQQ" if self.wide else "IIIIIIII")
-        if self.phentsize < struct.calcsize(fmt):
+        headers = self._headers(self.phoff, self.phentsize, self.phnum, fmt)
+        if headers is None:
             return "its ELF header is corrupt (program header size too small)"
-        self.fh.seek(self.phoff)
-        raw = self.fh.read(self.phentsize * self.phnum)
-        for i in range(self.phnum):
-            f = struct.unpack_from(fmt, raw, i * self.phentsize)
+        for f in headers:
             # 64-bit: type, flags, offset, vaddr, paddr, filesz; 32-bit: type, offset, vaddr, ..
             entry = (f[0], f[2], f[3], f[5]) if self.wide else (f[0], f[1], f[2], f[4])
             self.segments.append(entry)
@@ -169,16 +167,25 @@ class _Elf:
         if not self.shnum or not self.shoff or self.shoff + self.shnum * self.shentsize > self.size:
             return None
         fmt = self.order + ("IIQQQQIIQQ" if self.wide else "IIIIIIIIII")
-        if self.shentsize < struct.calcsize(fmt):
+        headers = self._headers(self.shoff, self.shentsize, self.shnum, fmt)
+        if headers is None:
             return "its ELF header is corrupt (section header size too small)"
-        self.fh.seek(self.shoff)
-        raw = self.fh.read(self.shentsize * self.shnum)
-        for i in range(self.shnum):
-            fields = struct.unpack_from(fmt, raw, i * self.shentsize)
+        for i, fields in enumerate(headers):
             kind, offset, length = fields[1], fields[4], fields[5]
             if kind != SHT_NOBITS and length and offset + length > self.size:
                 return _truncated(self.size, offset + length, f"section {i}", mapped=False)
         return None
+
+    def _headers(
+        self, offset: int, size: int, count: int, fmt: str
+    ) -> list[tuple[int, ...]] | None:
+        """`count` header entries of `size` bytes at `offset`, each unpacked by `fmt` (None
+        when an entry is smaller than `fmt`)."""
+        if size < struct.calcsize(fmt):
+            return None
+        self.fh.seek(offset)
+        raw = self.fh.read(size * count)
+        return [struct.unpack_from(fmt, raw, i * size) for i in range(count)]
 
     def _soname_problem(self, offset: int, length: int) -> str | None:
         """None when the dynamic segment's DT_SONAME string is readable (or there is none)."""

@@ -140,6 +140,12 @@ class _Nvml:
         self.call(name, *args, ctypes.byref(first), ctypes.byref(second))
         return int(first.value), int(second.value)
 
+    def pci_bus_id(self, name: str, *args: Any) -> str:
+        """The bus id ("00000000:17:00.0") of the nvmlPciInfo_t that `name` fills."""
+        pci = _PciInfo()
+        self.call(name, *args, ctypes.byref(pci))
+        return pci.busId.decode("ascii", "replace")
+
 
 def _processes(nvml: _Nvml, handle: ctypes.c_void_p) -> list[dict[str, object]]:
     """Compute processes on one GPU (empty inside a container's PID namespace)."""
@@ -182,11 +188,6 @@ def _gpu(nvml: _Nvml, index: int) -> dict[str, object]:
         mib = 1024 * 1024
         return {"total": mem.total // mib, "used": mem.used // mib, "free": mem.free // mib}
 
-    def pci_bus_id() -> str:
-        pci = _PciInfo()
-        nvml.call("nvmlDeviceGetPciInfo_v3", handle, ctypes.byref(pci))
-        return pci.busId.decode("ascii", "replace")
-
     def utilization() -> dict[str, int]:
         util = _Utilization()
         nvml.call("nvmlDeviceGetUtilizationRates", handle, ctypes.byref(util))
@@ -194,7 +195,7 @@ def _gpu(nvml: _Nvml, index: int) -> dict[str, object]:
 
     field("name", lambda: nvml.text("nvmlDeviceGetName", handle))
     field("uuid", lambda: nvml.text("nvmlDeviceGetUUID", handle))
-    field("pci_bus_id", pci_bus_id)
+    field("pci_bus_id", lambda: nvml.pci_bus_id("nvmlDeviceGetPciInfo_v3", handle))
     field(
         "compute_capability", lambda: nvml.uint_pair("nvmlDeviceGetCudaComputeCapability", handle)
     )

@@ -96,18 +96,6 @@ def generation(raw: Any) -> str | None:
     return NVLINK_VERSIONS.get(raw) if isinstance(raw, int) else None
 
 
-class _PciInfo(ctypes.Structure):
-    _fields_ = [
-        ("busIdLegacy", ctypes.c_char * 16),
-        ("domain", ctypes.c_uint),
-        ("bus", ctypes.c_uint),
-        ("device", ctypes.c_uint),
-        ("pciDeviceId", ctypes.c_uint),
-        ("pciSubSystemId", ctypes.c_uint),
-        ("busId", ctypes.c_char * 32),
-    ]
-
-
 class _Reader:
     """Reads the fields of one GPU; each NVML error lands in `errors` under the field's key."""
 
@@ -161,11 +149,11 @@ def _links(reader: _Reader) -> list[NvLink]:
 
 
 def _remote(reader: _Reader, link: int) -> str:
-    pci = _PciInfo()
-    reader.nvml.call(
-        "nvmlDeviceGetNvLinkRemotePciInfo_v2", reader.handle, ctypes.c_uint(link), ctypes.byref(pci)
+    return str(
+        reader.nvml.pci_bus_id(
+            "nvmlDeviceGetNvLinkRemotePciInfo_v2", reader.handle, ctypes.c_uint(link)
+        )
     )
-    return pci.busId.decode("ascii", "replace")
 
 
 def _retired(reader: _Reader) -> RetiredJSON | None:
