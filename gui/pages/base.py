@@ -1,4 +1,4 @@
-"""The page base class: a header, a body, navigation requests and a busy indicator."""
+"""Page scaffolding: the base page (header, body, navigation, busy), RunPage, layout helpers."""
 
 from __future__ import annotations
 
