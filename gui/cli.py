@@ -25,8 +25,8 @@ class _GuiCommand:
     """`cuda-clinic gui [--screenshot PNG]`."""
 
     @staticmethod
-    def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-        parser: argparse.ArgumentParser = subparsers.add_parser("gui", help="start the desktop app")
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        """The `gui` options."""
         parser.add_argument(
             "--screenshot",
             metavar="PNG",
@@ -43,7 +43,6 @@ class _GuiCommand:
             help="add CUDA Clinic to the desktop's application menu (writes "
             "~/.local/share/applications/cuda-clinic.desktop and the icon) and exit",
         )
-        return parser
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
@@ -127,4 +126,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         return launch()
-    return dispatch(build_parser(argv, extra={"gui": _GuiCommand}), argv)
+    return dispatch(build_parser(argv, extra={"gui": (_GuiCommand, "start the desktop app")}), argv)
