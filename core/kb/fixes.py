@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.kb.tables import check_table
+from core.kb.tables import check_table, toml_fields
 
 # "dead_end": a change sources suggest that the clinic measured as not fixing the error; kept so
 # a wizard (and `try --fixes`, on your own script) can show it, never offered as a fix.
@@ -100,15 +100,6 @@ _CUDA_ENV = re.compile(
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
-_FIELDS: dict[str, type] = {
-    "id": str,
-    "title": str,
-    "kind": str,
-    "env": dict,
-    "switches": list,
-    "advice": str,
-    "notes": str,
-}
 
 
 # Variables that change which code runs, not how it runs: loader and plugin paths, interpreter
@@ -181,6 +172,9 @@ class Fix:
         parts = [" ".join(f"{k}={v}" for k, v in self.env.items())]
         parts.append(", ".join(self.switches))
         return "; ".join(p for p in parts if p)
+
+
+_FIELDS = toml_fields(Fix)
 
 
 def parse_fixes(items: list[Any], fail: Any) -> tuple[Fix, ...]:

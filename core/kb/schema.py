@@ -16,7 +16,7 @@ from core.errors import InputError, KBError
 from core.kb.fixes import Fix, code_variable, parse_fixes
 from core.kb.saferegex import check_signature
 from core.kb.scope import Scope, check_stack
-from core.kb.tables import check_table
+from core.kb.tables import check_table, toml_fields
 from core.kb.wizard_spec import WizardSpec, parse_wizard
 from core.kb.wrapped import Wrapped, parse_wrapped
 
@@ -80,26 +80,8 @@ _ENTRY_FIELDS: dict[str, type] = {
 }
 _TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes", "wrapped"}
 _REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
-_WORKAROUND_FIELDS: dict[str, type] = {
-    "title": str,
-    "snippet": str,
-    "claimed_success": str,
-    "claim_source": str,
-    "verdict": str,
-    "evidence": list,
-    "step": str,
-    "runs": list,
-    "notes": str,
-}
 # An evidence record under resources/: a wizard run's JSON (resources/evidence/README.md).
 RUN_PATH = re.compile(r"evidence/[A-Za-z0-9_.-]+\.json")
-_CLAIM_FIELDS: dict[str, type] = {
-    "claim": str,
-    "claimed_success": str,
-    "verdict": str,
-    "evidence": str,
-}
-_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str, "stack": dict}
 
 
 @dataclass(frozen=True)
@@ -184,6 +166,12 @@ class Entry:
             for item, obj in zip(data[name], getattr(self, name), strict=True):
                 item["scopes"] = [s.to_dict() | {"text": s.text()} for s in obj.scopes]
         return data
+
+
+# What each table of an entry file may hold: the record's fields, less those derived on load.
+_WORKAROUND_FIELDS = toml_fields(Workaround, derived=("scopes",))
+_CLAIM_FIELDS = toml_fields(SeedClaim, derived=("scopes",))
+_CITATION_FIELDS = toml_fields(Citation)
 
 
 class _Checker:

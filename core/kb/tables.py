@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -9,6 +11,18 @@ from typing import Any
 Fail = Callable[[str, str], Exception]
 
 _TYPE_NAMES: dict[type, str] = {str: "string", list: "list", dict: "table"}
+
+
+def toml_fields(record: type, derived: Collection[str] = ()) -> dict[str, type]:
+    """The TOML type of each field of the dataclass `record` (a tuple is written as a list),
+    less the fields derived on load: the table a file declares one record with."""
+    hints = typing.get_type_hints(record)
+    out: dict[str, type] = {}
+    for field in dataclasses.fields(record):
+        if field.name not in derived:
+            kind = typing.get_origin(hints[field.name]) or hints[field.name]
+            out[field.name] = list if kind is tuple else kind
+    return out
 
 
 def check_table(
