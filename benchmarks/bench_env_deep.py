@@ -4,7 +4,9 @@ Same interpreter, same run: one untimed warm-up of each, then N rounds, each rou
 collect_env and env --deep back to back (the order alternates from round to round so neither
 always runs on a warmer cache). Prints the median of each, the ratio of the medians and each
 round's ratio; with --variants also `env --deep` with the CUDA warm-up switched off
-(CUDA_CLINIC_NO_WARMUP=1), to show what starting the contexts during `import torch` buys.
+(CUDA_CLINIC_NO_WARMUP=1), to show what starting the contexts during `import torch` buys, and
+with the deep probe's bytecode cache switched off (CUDA_CLINIC_NO_PYCACHE=1): where torch's
+install holds no bytecode and PYTHONDONTWRITEBYTECODE is set, every `import torch` compiles it.
 The deep probe's own timings (torch import, checks, GPU checks) and every stage's time (parent
 start-up, each probe started / main / torch imported / written / exit seen, built, checked,
 printed, process ended: CUDA_CLINIC_TIMING, core/timing.py) come from one extra run.
@@ -42,7 +44,27 @@ def commands(python: str, variants: bool) -> dict[str, tuple[list[str], dict[str
             [python, "-m", "core", "env", "--deep", "--json"],
             {"CUDA_CLINIC_NO_WARMUP": "1"},
         )
+        out["env --deep (no bytecode cache)"] = (
+            [python, "-m", "core", "env", "--deep", "--json"],
+            {"CUDA_CLINIC_NO_PYCACHE": "1"},
+        )
     return out
+
+
+def bytecode(python: str) -> dict[str, Any]:
+    """Whether torch's install holds compiled bytecode and whether Python may write it: without
+    either, every `import torch` (collect_env's too) compiles torch from source."""
+    check = (
+        "import importlib.util, os; s = importlib.util.find_spec('torch'); "
+        "print(bool(s and s.origin and os.path.exists(importlib.util.cache_from_source(s.origin))))"
+    )
+    done = subprocess.run(
+        [python, "-c", check], capture_output=True, text=True, timeout=60, check=False
+    )
+    return {
+        "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE"),
+        "torch_install_has_bytecode": done.stdout.strip() == "True",
+    }
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
@@ -116,6 +138,7 @@ def probe_timings(stdout: bytes) -> dict[str, Any]:
 def run(python: str, rounds: int, variants: bool) -> dict[str, Any]:
     """The rounds, alternating the order; returns the samples and medians."""
     cmds = commands(python, variants)
+    before = bytecode(python)
     samples: dict[str, list[float]] = {name: [] for name in cmds}
     codes: dict[str, set[int]] = {name: set() for name in cmds}
     for argv, extra in cmds.values():  # warm-up: page cache, .pyc files, the driver
@@ -140,6 +163,7 @@ def run(python: str, rounds: int, variants: bool) -> dict[str, Any]:
         "ratio": {name: m / base for name, m in medians.items()},
         "ratio_per_round": per_round,
         "deep_probe": probe_timings(out),
+        "bytecode": {"before": before, "after": bytecode(python)},
         "stages": [{"s": round(t, 3), "stage": label} for t, label in marks],
     }
 
@@ -164,6 +188,8 @@ def report(result: dict[str, Any]) -> str:
         )
     rounds = ", ".join(f"{r:.2f}" for r in result["ratio_per_round"])
     lines += ["", f"deep / collect_env per round: {rounds}", f"deep probe: {result['deep_probe']}"]
+    if result.get("bytecode"):
+        lines.append(f"bytecode (before the warm-up / after the rounds): {result['bytecode']}")
     timeline = ", ".join(f"{m['stage']} {m['s']:.3f}" for m in result.get("stages") or [])
     lines.append(f"one env --deep, stage times (s): {timeline}")
     ratio = result["ratio"]["env --deep"]

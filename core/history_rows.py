@@ -18,42 +18,40 @@ from core.models import Model
 M = TypeVar("M")
 
 
-class RunRow(Model, frozen=True, kw_only=True):
-    """A stored wizard run in a list: its id, when, the scenario, interpreter and outcome."""
+class Stored(Model, frozen=True, kw_only=True):
+    """A stored run as every list starts it: its id in the user database and when it was saved."""
 
     id: int
     created: str
+
+
+class RunRow(Stored, frozen=True, kw_only=True):
+    """A stored wizard run in a list: its id, when, the scenario, interpreter and outcome."""
+
     scenario: str
     python: str | None = None
     outcome: str | None = None
     verdict: str | None = None
 
 
-class TryRow(Model, frozen=True, kw_only=True):
+class TryRow(Stored, frozen=True, kw_only=True):
     """A stored `try` run in a list: the user's command, how it ended and the entry it matched."""
 
-    id: int
-    created: str
     command: list[str]
     status: str | None = None
     entry: str | None = None
     summary: str | None = None
 
 
-class BenchRow(Model, frozen=True, kw_only=True):
+class BenchRow(Stored, frozen=True, kw_only=True):
     """A stored benchmark sweep in a list."""
 
-    id: int
-    created: str
     kind: str
 
 
-class StoredBench(Model, Generic[M], frozen=True, kw_only=True):
+class StoredBench(BenchRow, Generic[M], frozen=True, kw_only=True):
     """A stored benchmark sweep with the columns it is listed by (`payload`: the sweep)."""
 
-    id: int
-    created: str
-    kind: str
     payload: M
 
 

@@ -15,14 +15,18 @@ Conventions (docs/models.md says why msgspec, with the measurements):
   into the next}); older files are upgraded as plain JSON, then decoded; newer ones refused.
 - Output goes through `encode_json` (indented, UTF-8); `to_builtins` gives plain data for
   code that still reads dicts. JSON Schemas are generated from the models (`core.schemas`).
+- A record made from another (a step's record into the verdict's fix entry, a drill into its
+  report, parsed arguments into a request) is `project(source, Type, **values)`: each field
+  `values` does not give is `source`'s attribute of the same name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import msgspec
 
@@ -44,6 +48,7 @@ __all__ = [
     "decode_json",
     "encode_json",
     "load_json",
+    "project",
     "to_builtins",
 ]
 
@@ -72,6 +77,19 @@ class Versioned(Model, frozen=True, kw_only=True):
     SCHEMA_VERSION: ClassVar[int] = 1
     FIRST_VERSION: ClassVar[int] = 1  # what a file without the version field is taken to be
     UPGRADES: ClassVar[Mapping[int, Upgrade]] = {}
+    WHAT: ClassVar[str] = "saved document"  # what it is, in a one-line error
+    SAVED: ClassVar[str] = "a saved document"  # where from_dict's data came from, unless named
+
+    def to_dict(self) -> dict[str, object]:
+        """The document as plain JSON data, as printed and saved."""
+        data: dict[str, object] = to_builtins(self)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object, *, name: str | None = None) -> Self:
+        """The document read back from plain data already decoded (a database column, a file's
+        JSON) as this version wrote it (no upgrade); a wrong field is one InputError naming it."""
+        return convert(data, cls, name=cls.SAVED if name is None else name, what=cls.WHAT)
 
 
 def _clean(name: str) -> str:
@@ -200,3 +218,18 @@ def encode_json(obj: Any, *, indent: int = 2) -> str:
     """`obj` (models, dataclasses or plain data) as indented UTF-8 JSON, no final newline."""
     raw = msgspec.json.encode(obj)
     return msgspec.json.format(raw, indent=indent).decode("utf-8")
+
+
+def _field_names(type_: type) -> tuple[str, ...]:
+    """The names `type_`'s constructor takes: a dataclass's init fields or a struct's fields."""
+    if dataclasses.is_dataclass(type_):
+        return tuple(f.name for f in dataclasses.fields(type_) if f.init)
+    return tuple(f.name for f in msgspec.structs.fields(type_))
+
+
+def project(source: object, type_: type[T], **values: Any) -> T:
+    """A `type_` (a model or a dataclass) made from `source`: each field `values` does not give
+    is `source`'s attribute of the same name (one missing is an AttributeError: a bug)."""
+    copied = {name: getattr(source, name) for name in _field_names(type_) if name not in values}
+    make: Callable[..., T] = type_
+    return make(**copied, **values)

@@ -71,6 +71,12 @@ def user_cache_dir() -> Path:
     return user_cache_path(APP_NAME, APP_AUTHOR)
 
 
+def pycache_dir() -> Path:
+    """Where the deep probe keeps torch's bytecode when torch's install holds none (created by
+    Python on first use; see core/env/probe/deep.py `bytecode_cache`)."""
+    return user_cache_dir() / "pycache"
+
+
 def user_db_path() -> Path:
     """The user database: wizard runs, benchmark runs, reports."""
     return user_data_dir() / "history.sqlite"

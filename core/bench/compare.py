@@ -5,6 +5,7 @@ from __future__ import annotations
 from core.bench.model import Change, Comparison, Row, RunInfo, Sweep
 from core.errors import UsageError
 from core.history_rows import StoredBench
+from core.models import project
 
 ENV_KEYS = ("gpu", "driver", "torch", "cuda", "cudnn", "compute_capability", "python", "threads")
 
@@ -20,14 +21,7 @@ def _verdict(before: Row, after: Row) -> str:
 
 def _run_info(run: StoredBench[Sweep]) -> RunInfo:
     """The identity of a saved run for the comparison header."""
-    sweep = run.payload
-    return RunInfo(
-        id=run.id,
-        created=run.created,
-        device=sweep.device,
-        environment=sweep.environment,
-        quick=sweep.quick,
-    )
+    return project(run.payload, RunInfo, id=run.id, created=run.created)
 
 
 def compare_runs(before: StoredBench[Sweep], after: StoredBench[Sweep]) -> Comparison:

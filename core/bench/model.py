@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from core.models import Model, Versioned, convert, to_builtins
+from core.history_rows import BenchRow, Stored
+from core.models import Model, Versioned
 
 # A difference counts only when it is this large and the p10-p90 spreads do not overlap (the
 # recommendations and `bench compare` both judge by it).
@@ -170,6 +171,8 @@ class Sweep(Versioned, frozen=True, kw_only=True):
     """A benchmark sweep as run, printed and saved."""
 
     SCHEMA_VERSION: ClassVar[int] = 1
+    WHAT: ClassVar[str] = "benchmark sweep"
+    SAVED: ClassVar[str] = "a saved sweep"
 
     schema_version: int = 1
     kind: str
@@ -191,33 +194,18 @@ class Sweep(Versioned, frozen=True, kw_only=True):
         """The measured rows of one chart group."""
         return [row for row in self.results if group in row.groups]
 
-    def to_dict(self) -> dict[str, object]:
-        """The sweep JSON (plain data), as printed and saved."""
-        data: dict[str, object] = to_builtins(self)
-        return data
 
-    @classmethod
-    def from_dict(cls, data: object, *, name: str = "a saved sweep") -> Sweep:
-        """A sweep read back from the user database or a file (one line naming the field)."""
-        return convert(data, cls, name=name, what="benchmark sweep")
-
-
-class Listed(Model, frozen=True, kw_only=True):
+class Listed(BenchRow, frozen=True, kw_only=True):
     """One saved sweep as `bench list` shows it: id, date, kind, size and where it ran."""
 
-    id: int
-    created: str
-    kind: str
     quick: bool
     results: int
     where: str
 
 
-class RunInfo(Model, frozen=True, kw_only=True):
+class RunInfo(Stored, frozen=True, kw_only=True):
     """The identity of a saved sweep in a comparison's header."""
 
-    id: int
-    created: str
     device: Device | None
     environment: Environment
     quick: bool

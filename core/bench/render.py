@@ -7,6 +7,7 @@ import textwrap
 from core.bench.model import Comparison, Listed, Skipped, Sweep
 from core.bench.recommend import environment_line
 from core.history_rows import StoredBench
+from core.models import project
 
 WIDTH = 96
 
@@ -80,10 +81,9 @@ def _skipped_lines(skipped: list[Skipped]) -> list[str]:
 
 def run_summary(run: StoredBench[Sweep]) -> Listed:
     """One saved run as a listing row (`bench list --json`)."""
-    return Listed(
-        id=run.id,
-        created=run.created,
-        kind=run.kind,
+    return project(
+        run,
+        Listed,
         quick=run.payload.quick,
         results=len(run.payload.results),
         where=environment_line(run.payload),

@@ -120,6 +120,7 @@ def _prepare() -> None:
     longer than these imports): the model builder, every check and the app's paths. Not the KB:
     only torch's errors are looked up there, and loading it (SQLite, sqlite-utils) for nothing
     costs its import and as long again when the interpreter exits."""
+    import core.env.allocconf  # the PYTORCH_CUDA_ALLOC_CONF check's parser (difflib)
     import core.env.build
     import core.env.checks
     import core.paths  # noqa: F401
@@ -128,6 +129,9 @@ def _prepare() -> None:
 
 
 def _prepare_deep() -> None:
-    """`_prepare`, plus the multi-GPU section, while the deep child imports torch."""
+    """`_prepare`, plus the multi-GPU section and the models library it converts through
+    (msgspec: 30-50 ms that otherwise come after the deep child's answer), while the deep
+    child imports torch."""
     _prepare()
-    import core.env.multigpu  # noqa: F401
+    import core.env.multigpu
+    import core.models  # noqa: F401

@@ -30,6 +30,7 @@ from core.boundedio import loads_json
 from core.contain import Outcome, run_contained
 from core.env.probe import script_path
 from core.errors import ClinicError, InputError
+from core.paths import pycache_dir
 
 QUICK_TIMEOUT_S = 60.0
 # The first CUDA call can JIT-compile PTX for minutes on a new GPU; beyond this we give up.
@@ -210,7 +211,12 @@ def run_probes(
         except BaseException as exc:  # re-raised in the caller's thread
             results[name] = exc
 
-    jobs: list[tuple[str, float, tuple[str, ...]]] = [("deep", deep_timeout, ())] if deep else []
+    jobs: list[tuple[str, float, tuple[str, ...]]] = []
+    if deep:  # CUDA_CLINIC_NO_PYCACHE=1: no bytecode cache (the benchmark's variant)
+        cache = (
+            () if os.environ.get("CUDA_CLINIC_NO_PYCACHE") else ("--pycache", str(pycache_dir()))
+        )
+        jobs.append(("deep", deep_timeout, cache))
     jobs.append(("quick", quick_timeout, ("--links",) if deep else ()))
     threads = [threading.Thread(target=work, args=job, name=f"probe-{job[0]}") for job in jobs]
     for thread in threads:

@@ -23,8 +23,8 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-class NodeResult(Model, frozen=True, kw_only=True):
-    """One node: `env` when it answered with an env JSON, else `status` and `reason` say why.
+class Node(Model, frozen=True, kw_only=True):
+    """A node by name, how its collection ended (`status`, `reason`) and how long it took.
 
     In JSON the name is `fleet_node`: the key the report's redactor turns into node-NN.
     """
@@ -33,6 +33,14 @@ class NodeResult(Model, frozen=True, kw_only=True):
     status: Status
     reason: str = ""
     seconds: float | None = None
+
+
+class NodeResult(Node, frozen=True, kw_only=True):
+    """One node: `env` when it answered with an env JSON, else `status` and `reason` say why.
+
+    In JSON the name is `fleet_node`: the key the report's redactor turns into node-NN.
+    """
+
     returncode: int | None = None
     env: dict[str, Any] | None = msgspec.field(default=None, name="environment")
 
@@ -139,13 +147,9 @@ class FleetRun(Versioned, frozen=True, kw_only=True):
         return [n for n in self.nodes if not n.ok]
 
 
-class NodeRow(Model, frozen=True, kw_only=True):
+class NodeRow(Node, frozen=True, kw_only=True):
     """One node's short row in the report's fleet section (no full environment)."""
 
-    name: str = msgspec.field(name="fleet_node")
-    status: Status
-    reason: str = ""
-    seconds: float | None = None
     differences: int = 0
     driver: str | None = None
     cudnn: str | None = None

@@ -10,6 +10,7 @@ from core.env.fields import field_value
 from core.fleet.analyze import analyze
 from core.fleet.model import FleetAnalysis, FleetRun, FleetSection, NodeRow
 from core.fleet.render import headline, show
+from core.models import project
 
 # Columns of the per-node table: (column, named env row it shows).
 NODE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -26,11 +27,9 @@ def fleet_section(run: FleetRun, analysis: FleetAnalysis | None = None) -> Fleet
     result = analysis if analysis is not None else analyze(run)
     diff_count = {o.node: len(o.differences) for o in result.outliers}
     nodes = [
-        NodeRow(
-            name=node.name,
-            status=node.status,
-            reason=node.reason,
-            seconds=node.seconds,
+        project(
+            node,
+            NodeRow,
             differences=diff_count.get(node.name, 0),
             **{
                 column: show(field_value(node.env, label)) if node.env else None
@@ -39,12 +38,9 @@ def fleet_section(run: FleetRun, analysis: FleetAnalysis | None = None) -> Fleet
         )
         for node in run.nodes
     ]
-    return FleetSection(
-        launcher=run.launcher,
-        mode=run.mode,
-        seconds=run.seconds,
-        generated_at=run.generated_at,
-        counts=run.counts,
+    return project(
+        run,
+        FleetSection,
         nodes=nodes,
         analysis=result,
         headline=headline(result, run.launcher, run.mode, run.seconds),

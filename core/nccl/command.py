@@ -85,19 +85,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Measure, print (human or JSON), exit 1 on a failed run, wrong results or a bad verdict."""
-    from core.models import encode_json
+    from core.models import encode_json, project
     from core.nccl.render import render_human
     from core.ops.nccl import NcclRequest, nccl
 
-    request = NcclRequest(
-        nproc=args.nproc,
-        launcher=args.launcher,
-        sizes=args.sizes,
-        ops=args.ops,
-        iters=args.iters,
-        timeout=args.timeout,
+    # The request's fields are the options of the same names; these two are converted.
+    request = project(
+        args,
+        NcclRequest,
         srun_args=tuple(args.srun_arg),
-        python=args.python,
         keep=Path(args.keep) if args.keep else None,
     )
     report = nccl(request)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.models import Model
+from core.models import Model, project
 
 Status = Literal["passed", "failed", "skipped"]
 PASSED: Literal["passed"] = "passed"
@@ -51,12 +51,4 @@ class Drill:
 
     def report(self) -> DrillReport:
         """The finished drill as a record."""
-        return DrillReport(
-            name=self.name,
-            title=self.title,
-            status=self.status,
-            seconds=self.seconds,
-            detail=self.detail,
-            facts=dict(self.facts),
-            contained=self.contained,
-        )
+        return project(self, DrillReport, facts=dict(self.facts))

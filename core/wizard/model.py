@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,12 @@ OUTCOMES = (
 Predicate = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
 
 
+def _plain(data: Any, skip: tuple[str, ...] = ()) -> dict[str, object]:
+    """A scenario dataclass's fields in order as plain data (mappings as dicts), but `skip`."""
+    values = {f.name: getattr(data, f.name) for f in fields(data) if f.name not in skip}
+    return {k: dict(v) if isinstance(v, Mapping) else v for k, v in values.items()}
+
+
 @dataclass(frozen=True)
 class Requirements:
     """What a scenario needs from the target machine."""
@@ -44,14 +50,8 @@ class Requirements:
         return {0: "CPU", 1: "one GPU"}.get(gpus, f"{gpus} GPUs")
 
     def to_dict(self) -> dict[str, object]:
-        """Plain data."""
-        return {
-            "cuda": self.cuda,
-            "min_free_mb": self.min_free_mb,
-            "gpus": self.gpus,
-            "exclusive": self.exclusive,
-            "group": self.group,
-        }
+        """Plain data: the fields, then the group."""
+        return {**_plain(self), "group": self.group}
 
 
 @dataclass(frozen=True)
@@ -82,24 +82,8 @@ class Step:
         return STEPS_DIR / self.file
 
     def to_dict(self) -> dict[str, object]:
-        """Plain data (without the predicate)."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "file": self.file,
-            "function": self.function,
-            "params": dict(self.params),
-            "snippet": self.snippet,
-            "claim": self.claim,
-            "claim_fixes": self.claim_fixes,
-            "isolated": self.isolated,
-            "timeout_s": self.timeout_s,
-            "fixed_note": self.fixed_note,
-            "kb_fix": self.kb_fix,
-            "env": dict(self.env),
-            "shim": self.shim,
-            "diagnose": self.diagnose,
-        }
+        """Plain data: every field but the predicate and the cost metric (runs never saved it)."""
+        return _plain(self, skip=("fixed_when", "cost_metric"))
 
 
 @dataclass(frozen=True)

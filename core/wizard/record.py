@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from core.models import Model, Versioned, convert, to_builtins
+from core.models import Model, Versioned
 
 StepValue = dict[str, Any]  # what a step function returned or emitted: its own JSON object
 StepKind = Literal["repro", "workaround"]
@@ -149,6 +149,8 @@ class WizardRun(Versioned, frozen=True, kw_only=True):
     """The record of one wizard run (saved in the user database, exported in reports)."""
 
     SCHEMA_VERSION: ClassVar[int] = 1
+    WHAT: ClassVar[str] = "wizard run"
+    SAVED: ClassVar[str] = "a saved wizard run"
 
     schema_version: int = 1
     id: int | None = None  # the user database's id once saved
@@ -165,16 +167,6 @@ class WizardRun(Versioned, frozen=True, kw_only=True):
     verdict: Verdict | None = None
     charts: list[Chart] | UnsetType = UNSET  # from the scenario's summary (Extras)
     summary: str | UnsetType = UNSET
-
-    def to_dict(self) -> dict[str, object]:
-        """The run JSON (plain data), as saved and printed."""
-        data: dict[str, object] = to_builtins(self)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: object, *, name: str = "a saved wizard run") -> WizardRun:
-        """A run read back from the user database or a file (one-line error naming the field)."""
-        return convert(data, cls, name=name, what="wizard run")
 
 
 # -- progress events (the runner's `on_event`) --------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from core.models import project
 from core.wizard.model import Scenario, dig
 from core.wizard.record import (
     Claim,
@@ -76,15 +77,8 @@ def _claims(scenario: Scenario, records: list[StepRecord]) -> list[Claim]:
 
 
 def _fix_entry(record: StepRecord) -> FixEntry:
-    return FixEntry(
-        step=record.name,
-        title=record.title,
-        snippet=record.snippet,
-        time_ms=record.time_ms,
-        baseline_ms=record.baseline_ms,
-        cost_ratio=record.cost_ratio,
-        baseline=record.baseline,
-    )
+    """The fixed step as the verdict lists it: its name, title, snippet and speed cost."""
+    return project(record, FixEntry, step=record.name)
 
 
 def _cost_text(entry: FixEntry) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -23,6 +25,7 @@ from core.models import (
     decode_json,
     encode_json,
     load_json,
+    project,
     to_builtins,
 )
 
@@ -166,6 +169,38 @@ def test_models_are_frozen_and_keyword_only() -> None:
     with pytest.raises(TypeError):
         Gpu(0)  # type: ignore[misc]
     assert msgspec.structs.replace(gpu, index=2).index == 2
+
+
+@dataclasses.dataclass
+class _Card:
+    """A dataclass target for project (test)."""
+
+    index: int
+    label: str = "unnamed"
+    hidden: int = dataclasses.field(default=0, init=False)
+
+
+class _Node(Model, frozen=True, kw_only=True):
+    """A node under a renamed JSON key (test model)."""
+
+    name: str = msgspec.field(name="fleet_node")
+    status: str
+    reason: str
+    seconds: float | None
+
+
+def test_project_copies_same_named_fields_and_values_win() -> None:
+    source = argparse.Namespace(index=3, name="H100", extra="ignored")
+    assert project(source, Gpu) == Gpu(index=3, name="H100")
+    assert project(source, Gpu, name="H200") == Gpu(index=3, name="H200")
+    # a dataclass target: its init fields only (`hidden` is not read from the source)
+    assert project(argparse.Namespace(index=1, label="a"), _Card) == _Card(index=1, label="a")
+    # a field the source lacks and `values` does not give is a bug, not a silent default
+    with pytest.raises(AttributeError, match="label"):
+        project(argparse.Namespace(index=1), _Card)
+    # a renamed field (JSON `fleet_node`) is copied by its Python name
+    row = project(argparse.Namespace(name="gpu07", status="ok", reason="", seconds=None), _Node)
+    assert row.name == "gpu07" and encode_json(row).startswith('{\n  "fleet_node": "gpu07"')
 
 
 # Random JSON: strings full of brackets, quotes and escapes must never count as nesting.

@@ -502,6 +502,13 @@ class OldCudnnVersion(TypedDict, total=False):
     version: str | None
 
 
+class Bytecode(TypedDict):
+    """Whether torch's install holds compiled bytecode, and where the probe kept it if not."""
+
+    install_bytecode: bool | None
+    cache: str | None
+
+
 class DeepJSON(TypedDict, total=False):
     """Everything the deep probe prints."""
 
@@ -514,5 +521,6 @@ class DeepJSON(TypedDict, total=False):
     cudnn_folders: dict[str, CudnnFolder]
     maps_error: str | None
     cuda_warmup: Warmup | None
+    bytecode: Bytecode
     errors: list[TorchErrorJSON]
     loaded_cudnn_versions: dict[str, OldCudnnVersion]  # probe version 1
