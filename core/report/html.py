@@ -13,6 +13,7 @@ from core.report.answertext import appendix_parts, leads
 from core.report.html_page1 import answer_html, machines_html
 from core.report.htmlkit import CSS, QT_CSS, inline_svg, marks_to_html
 from core.report.model import shown_findings
+from core.report.runblocks import run_sections
 
 ChartHtml = Callable[[Mapping[str, Any]], str]
 
@@ -238,7 +239,7 @@ class _Html:
     def runs(self, report: Mapping[str, Any]) -> str:
         """The wizard runs and the `try` runs, each section under its heading."""
         out = []
-        for heading, blocks in tx.run_sections(report):
+        for heading, blocks in run_sections(report):
             out.append(f"<h2>{_e(heading)}</h2>")
             for block in blocks:
                 verdict = f" — {_e(block.verdict)}" if block.verdict is not None else ""

@@ -19,6 +19,7 @@ from core.report.mdkit import table as _table
 from core.report.mdkit import text_table as _text_table
 from core.report.mdkit import trim as _trim
 from core.report.model import shown_findings
+from core.report.runblocks import run_sections
 
 # GitHub rejects issue and comment bodies over 65,536 characters; stay clearly below.
 MD_LIMIT = 65_000
@@ -208,7 +209,7 @@ def _error(report: Mapping[str, Any], add: Any) -> None:
 
 
 def _runs(report: Mapping[str, Any], add: Any) -> None:
-    for heading, blocks in tx.run_sections(report):
+    for heading, blocks in run_sections(report):
         add(_Part(f"\n### {heading}\n"))
         for block in blocks:
             verdict = f" — {_inline(block.verdict)}" if block.verdict is not None else ""

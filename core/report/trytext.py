@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.report.text import RunBlock
 from core.tryrun.model import VERDICT_WORDS
 
 TRY_COLUMNS = ("Fix", "Changes", "Verdict", "Why", "Cost")
@@ -79,22 +78,3 @@ def try_logs(run: Mapping[str, Any]) -> list[tuple[str, str]]:
         if fix.get("outcome"):
             logs.append((f"fix {fix['fix']['id']}", str(fix["outcome"].get("log", ""))))
     return logs
-
-
-def try_block(run: Mapping[str, Any]) -> RunBlock:
-    """A `try` run: its facts, one row per re-run, the recommendation, the logs."""
-    rec = try_recommendation(run)
-    advice = []
-    if rec:
-        what, code = rec
-        advice.append((what, code, "sh" if code.lstrip().startswith("export ") else "python"))
-    return RunBlock(
-        title=try_title(run),
-        verdict=None,
-        facts=try_facts(run),
-        columns=TRY_COLUMNS,
-        rows=try_rows(run),
-        advice_label="Recommendation",
-        advice=advice,
-        logs=[(name, log, f"log of {name}") for name, log in try_logs(run)],
-    )
