@@ -13,12 +13,10 @@ from core.errors import ClinicError
 
 
 class Command(Protocol):
-    """What a command module exposes."""
+    """What a command module exposes: its options and its handler. Its one-line help is in
+    `COMMANDS`; its `DESCRIPTION`, `EPILOG` and `USAGE`, where it has them, shape its --help."""
 
-    def add_parser(
-        self,
-        subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
-    ) -> argparse.ArgumentParser: ...
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
     def run(self, args: argparse.Namespace) -> int: ...
 
@@ -87,13 +85,31 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {where}{message} (see {self.prog} --help)\n")
 
 
+def _add_command(
+    subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    help_text: str,
+    command: Command,
+) -> None:
+    """Register one command in full: the parser with its help texts, its options, its handler."""
+    parser = subparsers.add_parser(
+        name,
+        help=help_text,
+        description=getattr(command, "DESCRIPTION", None),
+        epilog=getattr(command, "EPILOG", None),
+        usage=getattr(command, "USAGE", None),
+    )
+    command.add_arguments(parser)
+    parser.set_defaults(handler=command.run)
+
+
 def build_parser(
-    argv: Sequence[str] | None = None, extra: Mapping[str, Command] | None = None
+    argv: Sequence[str] | None = None, extra: Mapping[str, tuple[Command, str]] | None = None
 ) -> argparse.ArgumentParser:
     """The parser: the chosen command in full, the others listed by name and help only.
 
     With `argv=None` every command is loaded in full (tests and docs walk them all).
-    `extra` adds commands defined outside core (the GUI's `gui`).
+    `extra` adds commands defined outside core (the GUI's `gui`): name -> (command, help).
     """
     extra = dict(extra or {})
     parser = OneLineErrorParser(
@@ -108,12 +124,11 @@ def build_parser(
     chosen = None if argv is None else _chosen(argv, [*COMMANDS, *extra])
     for name, (_module, help_text) in COMMANDS.items():
         if argv is None or name == chosen:
-            command = load_command(name)
-            command.add_parser(subparsers).set_defaults(handler=command.run)
+            _add_command(subparsers, name, help_text, load_command(name))
         else:
             subparsers.add_parser(name, help=help_text)
-    for command in extra.values():
-        command.add_parser(subparsers).set_defaults(handler=command.run)
+    for name, (command, help_text) in extra.items():
+        _add_command(subparsers, name, help_text, command)
     return parser
 
 

@@ -11,9 +11,7 @@ from typing import Any
 from core.cli import build_parser, dispatch
 from core.paths import restore_child_environment
 from core.pdf import provide as provide_pdf
-
-# The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
-PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "fleet", "report")
+from gui.pages.registry import PAGE_KEYS  # Qt-free: `--help` never imports Qt
 
 
 def has_display() -> bool:
@@ -27,8 +25,8 @@ class _GuiCommand:
     """`cuda-clinic gui [--screenshot PNG]`."""
 
     @staticmethod
-    def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-        parser: argparse.ArgumentParser = subparsers.add_parser("gui", help="start the desktop app")
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        """The `gui` options."""
         parser.add_argument(
             "--screenshot",
             metavar="PNG",
@@ -45,7 +43,6 @@ class _GuiCommand:
             help="add CUDA Clinic to the desktop's application menu (writes "
             "~/.local/share/applications/cuda-clinic.desktop and the icon) and exit",
         )
-        return parser
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
@@ -129,4 +126,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         return launch()
-    return dispatch(build_parser(argv, extra={"gui": _GuiCommand}), argv)
+    return dispatch(build_parser(argv, extra={"gui": (_GuiCommand, "start the desktop app")}), argv)

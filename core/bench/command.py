@@ -11,12 +11,11 @@ from typing import Any
 from core.errors import UsageError
 from core.models import encode_json
 
-HELP = "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs"
+DESCRIPTION = "measure cuDNN paths on this machine (LSTM, convolution) and compare saved runs"
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `bench` and its actions."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("bench", help=HELP, description=HELP)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `bench` actions and their options."""
     actions = parser.add_subparsers(dest="bench_action", metavar="ACTION", required=True)
     for kind, what in (
         ("lstm", "the LSTM criteria sweep (dtype x alignment x cuDNN on/off x cell loop x layers)"),
@@ -40,7 +39,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     compare.add_argument("after", type=int, metavar="B", help="the saved run after it")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     _charts_option(compare)
-    return parser
 
 
 def _charts_option(parser: argparse.ArgumentParser) -> None:

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+DESCRIPTION = (
+    "Detect the NVIDIA driver, GPUs, CUDA, every cuDNN copy and PyTorch in the "
+    "target interpreter. Quick mode never imports torch; --deep imports it in a child "
+    "process, runs a tiny conv first, then a matmul and LSTM on each GPU, keeps torch's "
+    "exceptions verbatim and reports which library files are really loaded, with the "
+    "version read from each. Findings come root cause first and name the exact fix "
+    "command for this machine. --from re-derives the findings from a saved env --json. "
+    "Exit 1 when a finding has error severity, 2 on a bad --from file."
+)
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the `env` subcommand."""
-    parser = subparsers.add_parser(
-        "env",
-        help="show driver, CUDA, cuDNN and PyTorch, and what is wrong with them",
-        description="Detect the NVIDIA driver, GPUs, CUDA, every cuDNN copy and PyTorch in the "
-        "target interpreter. Quick mode never imports torch; --deep imports it in a child "
-        "process, runs a tiny conv first, then a matmul and LSTM on each GPU, keeps torch's "
-        "exceptions verbatim and reports which library files are really loaded, with the "
-        "version read from each. Findings come root cause first and name the exact fix "
-        "command for this machine. --from re-derives the findings from a saved env --json. "
-        "Exit 1 when a finding has error severity, 2 on a bad --from file.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `env` options."""
     parser.add_argument("--json", action="store_true", help="print the environment as JSON")
     parser.add_argument("--deep", action="store_true", help="import torch and run tiny GPU ops")
     parser.add_argument("--python", metavar="PATH", help="diagnose this interpreter or venv")
@@ -29,7 +27,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="re-derive the findings from a saved `env --json` (or report, or recording) "
         "instead of probing this machine",
     )
-    return parser  # type: ignore[no-any-return]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,14 +28,8 @@ EPILOG = (
 )
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `fleet`."""
-    parser = subparsers.add_parser(
-        "fleet",
-        help="env on every node of a cluster (srun or ssh) and what differs between them",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `fleet` sources and options."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--srun",
@@ -54,7 +48,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     _add_options(parser)
     # after `--srun ARGS --`: fleet's own options (argparse hands them over as positionals)
     parser.add_argument("own", nargs="*", help=argparse.SUPPRESS)
-    return parser  # type: ignore[no-any-return]
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:

@@ -16,16 +16,14 @@ if TYPE_CHECKING:
     from core.kb.schema import Entry
 
 
-def add_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Register `kb` and its subcommands."""
-    parser = subparsers.add_parser(
-        "kb",
-        help="browse, search and check the knowledge base",
-        description="Browse, search and check the knowledge base: list the entries, show one "
-        "in full, search them, check the entry files, or compile them into SQLite.",
-    )
+DESCRIPTION = (
+    "Browse, search and check the knowledge base: list the entries, show one "
+    "in full, search them, check the entry files, or compile them into SQLite."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `kb` subcommands and their options."""
     sub = parser.add_subparsers(dest="kb_command", metavar="SUBCOMMAND", required=True)
     kb_opt = argparse.ArgumentParser(add_help=False)
     kb_opt.add_argument(
@@ -58,7 +56,6 @@ def add_parser(
         help="also check that every verdict agrees with its evidence records, cites public "
         "sources and carries its scope (docs/kb-format.md, 'Evidence and scope')",
     )
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,22 +20,19 @@ MAX_READ_BYTES = LOG_TAIL_BYTES  # beyond this only the tail is read: errors are
 BINARY_SNIFF_CHARS = 64 * 1024
 
 
-def add_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Register `match`."""
-    parser = subparsers.add_parser(
-        "match",
-        help="match an error message or log to the knowledge base",
-        description="Match an error message, traceback or whole log to known errors. "
-        "Reads FILE, or standard input when FILE is '-' or missing.",
-    )
+DESCRIPTION = (
+    "Match an error message, traceback or whole log to known errors. "
+    "Reads FILE, or standard input when FILE is '-' or missing."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `match` options."""
     parser.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="log file or -")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="most matches (default 5)")
     parser.add_argument("--kb", type=Path, help="a compiled .sqlite file or an entry directory")
     add_pack_option(parser)
-    return parser
 
 
 def read_input(source: str, limit: int = MAX_READ_BYTES) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.ops.nccl import DEFAULT_OPS, DEFAULT_SIZES, DEFAULT_TIMEOUT_S
 
@@ -14,22 +14,22 @@ if TYPE_CHECKING:
     from core.nccl.model import NcclReport
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the `nccl` subcommand."""
-    parser = subparsers.add_parser(
-        "nccl",
-        help="measure NCCL collectives between this host's GPUs (torchrun or srun)",
-        description="Start N ranks through torchrun (python -m torch.distributed.run) or srun, "
-        "time all-reduce, all-gather, reduce-scatter and broadcast with torch.distributed over "
-        "doubling message sizes (CUDA events, after warm-up), and report algorithm and bus "
-        "bandwidth with the nccl-tests conventions, the transport NCCL chose (from "
-        "NCCL_DEBUG=INFO) and a verdict against what the GPUs' links should give "
-        "(resources/nccl/links.toml). Without a GPU per rank it runs gloo on the CPU, which "
-        "checks the launcher only. A hang ends at --timeout with every rank killed, and the "
-        "report names the rank and collective that did not finish. Exit 1 when the run fails, "
-        "hangs, returns wrong data, or is far below what the links should give (or NCCL "
-        "avoided NVLink).",
-    )
+DESCRIPTION = (
+    "Start N ranks through torchrun (python -m torch.distributed.run) or srun, "
+    "time all-reduce, all-gather, reduce-scatter and broadcast with torch.distributed over "
+    "doubling message sizes (CUDA events, after warm-up), and report algorithm and bus "
+    "bandwidth with the nccl-tests conventions, the transport NCCL chose (from "
+    "NCCL_DEBUG=INFO) and a verdict against what the GPUs' links should give "
+    "(resources/nccl/links.toml). Without a GPU per rank it runs gloo on the CPU, which "
+    "checks the launcher only. A hang ends at --timeout with every rank killed, and the "
+    "report names the rank and collective that did not finish. Exit 1 when the run fails, "
+    "hangs, returns wrong data, or is far below what the links should give (or NCCL "
+    "avoided NVLink)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `nccl` options."""
     parser.add_argument(
         "--nproc",
         type=int,
@@ -80,7 +80,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--python", metavar="PATH", help="the interpreter (venv) whose torch runs the ranks"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    return parser  # type: ignore[no-any-return]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,28 +27,28 @@ DEFAULT_PDF = "cuda-clinic-report.pdf"
 REPORT_LOG_BYTES = 1 * MiB  # the tail of --error kept in a report (redacting costs ~1 s/MB)
 
 
-def add_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Register `report` and `report diff`."""
-    parser = subparsers.add_parser(
-        "report",
-        help="export a diagnostic report (redacted by default)",
-        # argparse would print "ACTION ..." as if an action were required; it is optional.
-        usage="%(prog)s [-o PATH] [--format {json,md,html,pdf}] [--run RUN_ID] "
-        "[--bench BENCH_ID]\n"
-        "                          [--error FILE] [--full] [--no-redact] [--python PATH] [--quick] "
-        "[--from REPORT.json]\n"
-        "                          [--kb-extra DIR]\n"
-        "                          [--fleet DIR|FLEET.json]\n"
-        "       %(prog)s diff A.json B.json [--json]",
-        description="Build the diagnostic report and export it. Page 1 is the answer (what "
-        "happened, where in your code, what to change, what was verified where and when, what "
-        "to run next) and the machine that produced the error beside the one the report is made "
-        "on; the rest (environment, findings, the log, wizard, try and benchmark runs) is the "
-        "appendix. Secrets, user and host names, IP/MAC/e-mail addresses and GPU serials are "
-        "redacted unless --no-redact is given.",
-    )
+# argparse would print "ACTION ..." as if an action were required; it is optional.
+USAGE = (
+    "%(prog)s [-o PATH] [--format {json,md,html,pdf}] [--run RUN_ID] "
+    "[--bench BENCH_ID]\n"
+    "                          [--error FILE] [--full] [--no-redact] [--python PATH] [--quick] "
+    "[--from REPORT.json]\n"
+    "                          [--kb-extra DIR]\n"
+    "                          [--fleet DIR|FLEET.json]\n"
+    "       %(prog)s diff A.json B.json [--json]"
+)
+DESCRIPTION = (
+    "Build the diagnostic report and export it. Page 1 is the answer (what "
+    "happened, where in your code, what to change, what was verified where and when, what "
+    "to run next) and the machine that produced the error beside the one the report is made "
+    "on; the rest (environment, findings, the log, wizard, try and benchmark runs) is the "
+    "appendix. Secrets, user and host names, IP/MAC/e-mail addresses and GPU serials are "
+    "redacted unless --no-redact is given."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `report` options and `report diff`."""
     parser.add_argument("-o", "--output", metavar="PATH", help="write here (default: stdout)")
     parser.add_argument(
         "--format",
@@ -119,7 +119,6 @@ def add_parser(
     diff.add_argument("a", metavar="A.json")
     diff.add_argument("b", metavar="B.json")
     diff.add_argument("--json", action="store_true", help="print the differences as JSON")
-    return parser
 
 
 def _run_id(text: str) -> int | str:

@@ -9,20 +9,17 @@ from pathlib import Path
 
 from core.errors import UsageError
 
+DESCRIPTION = (
+    "Run drills in the real wizard worker: a step that segfaults, aborts, "
+    "hangs, floods its output, leaves an orphaned grandchild, or allocates without end "
+    "(and, with a CUDA GPU, one that triggers a device-side assert); then kill a saving "
+    "cuda-clinic with SIGKILL at random moments and check the database and report "
+    "files. Every drill works in a temporary folder. Exit code 1 if any drill fails."
+)
 
-def add_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Register `selftest`."""
-    parser = subparsers.add_parser(
-        "selftest",
-        help="check that crashing, hanging or flooding repros are contained, and saves survive",
-        description="Run drills in the real wizard worker: a step that segfaults, aborts, "
-        "hangs, floods its output, leaves an orphaned grandchild, or allocates without end "
-        "(and, with a CUDA GPU, one that triggers a device-side assert); then kill a saving "
-        "cuda-clinic with SIGKILL at random moments and check the database and report "
-        "files. Every drill works in a temporary folder. Exit code 1 if any drill fails.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `selftest` options (and the durability drill's hidden child options)."""
     parser.add_argument("--json", action="store_true", help="print the drills as JSON")
     parser.add_argument("--python", metavar="PATH", help="target interpreter (default: this one)")
     parser.add_argument(
@@ -37,7 +34,6 @@ def add_parser(
     parser.add_argument("--save-loop", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,18 +34,14 @@ EPILOG = (
 )
 
 
-def add_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Register `try`."""
-    parser = subparsers.add_parser(
-        "try",
-        help="run your own failing script, match the error, and verify each no-code fix",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        usage="%(prog)s [--python PATH] [--cwd DIR] [--timeout S] [--fixes] [--until REGEX] "
-        "[--json] [--no-save] [--kb-extra DIR] [--yes] -- COMMAND...",
-    )
+USAGE = (
+    "%(prog)s [--python PATH] [--cwd DIR] [--timeout S] [--fixes] [--until REGEX] "
+    "[--json] [--no-save] [--kb-extra DIR] [--yes] -- COMMAND..."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `try` options and the command to run."""
     parser.add_argument(
         "--python",
         metavar="PATH",
@@ -81,7 +77,6 @@ def add_parser(
         metavar="COMMAND",
         help="your command and its arguments, after -- (e.g. -- python train.py --bs 64)",
     )
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,17 +23,15 @@ EXIT_CODES = (
 )
 
 
-def add_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Register `wizard` and its subcommands."""
-    parser = subparsers.add_parser(
-        "wizard",
-        help="reproduce a documented error on this machine and verify each workaround",
-        description="List the scenarios, run one on this machine (the documented error is "
-        "reproduced in an isolated process, then each workaround is tried in a fresh one), "
-        "or browse past runs.",
-    )
+DESCRIPTION = (
+    "List the scenarios, run one on this machine (the documented error is "
+    "reproduced in an isolated process, then each workaround is tried in a fresh one), "
+    "or browse past runs."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `wizard` subcommands and their options."""
     sub = parser.add_subparsers(dest="wizard_command", metavar="SUBCOMMAND", required=True)
     json_opt = argparse.ArgumentParser(add_help=False)
     json_opt.add_argument("--json", action="store_true", help="print JSON")
@@ -72,7 +70,6 @@ def add_parser(
     history.add_argument("run_id", nargs="?", type=int, metavar="ID", help="a run id")
     history.add_argument("--scenario", help="only runs of this scenario")
     history.add_argument("--limit", type=int, default=50, help="most runs listed (default 50)")
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,16 +23,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
 timeout -k 5 40 "$PY" -m core env --json --deep >"$out/env.json" 2>"$out/env.stderr"
 
 summarize() {  # one block per try JSON
-  "$PY" - "$1" "$2" "$3" <<'PYEOF'
-import json, sys
-path, name, seconds = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    run = json.load(open(path))
-except Exception as exc:
-    print(f"{name}: NO RESULT ({type(exc).__name__}) in {seconds}s, see {path[:-5]}.stderr")
-    raise SystemExit
+  summarize_json "$1" "$2" "$3" "${1%.json}.stderr" <<'PYEOF'
 entry = (run.get("entry") or {}).get("id", "no KB match")
-print(f"{name}: {run['status']} ({run['message']}); error {entry}; {seconds}s")
+print(f"{ident}: {run['status']} ({run['message']}); error {entry}; {seconds}s")
 frame = run.get("frame")
 if frame:
     print(f"    raised at {frame['file']}:{frame['line']}: {frame.get('code', '')}")

@@ -178,14 +178,7 @@ for id in $heavy; do       # phase C
 done
 
 summary() {  # one line from a wizard JSON
-  "$PY" - "$1" "$2" "$3" <<'PYEOF'
-import json, sys
-path, ident, seconds = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    run = json.load(open(path))
-except Exception as exc:
-    print(f"{ident}: NO RESULT ({type(exc).__name__}) in {seconds}s, see {path[:-5]}.log")
-    raise SystemExit
+  summarize_json "$1" "$2" "$3" "${1%.json}.log" <<'PYEOF'
 first = run["steps"][0]
 steps = " ".join(f"{s['name']}={s['outcome']}" for s in run["steps"][1:])
 why = (first.get("error") or first["note"] or "").replace("\n", " ")[:140]

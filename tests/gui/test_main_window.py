@@ -9,9 +9,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel
 
 from gui.context import AppContext
-from gui.main_window import PAGES, MainWindow
+from gui.main_window import MainWindow
+from gui.pages.registry import PAGES
 from gui.settings import Settings
 
 
@@ -28,6 +30,18 @@ def test_ctrl_number_switches_pages_and_builds_them_lazily(qtbot, ctx: AppContex
     assert "benchmarks" not in window.pages
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert window.current_key() == "diagnose"
+    window.close()
+
+
+def test_each_page_heads_itself_with_its_sidebar_title(qtbot, ctx: AppContext) -> None:
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    for row, spec in enumerate(PAGES):
+        page = window.page(spec.key)
+        assert page.key == spec.key
+        headings = [w.text() for w in page.findChildren(QLabel) if w.property("role") == "h1"]
+        assert headings == [spec.title] == [window.sidebar.item(row).text()]
+        assert page.subtitle_label.text() == spec.subtitle != ""
     window.close()
 
 

@@ -16,3 +16,17 @@ start=$SECONDS
 
 log() { echo "$*" | tee -a "${summary:?set summary before log}"; }
 left() { echo $(( ${budget:?set budget before left} - (SECONDS - start) )); }
+# Summarize one result JSON: the Python on stdin runs with `run` (the parsed JSON), `ident` and
+# `seconds` set; a missing or unreadable JSON gives one `IDENT: NO RESULT ...` line instead,
+# naming SEE (the file that says why).
+# Usage: summarize_json JSON IDENT SECONDS SEE <<'PYEOF' ... PYEOF
+summarize_json() {
+  "$PY" -c "import json, sys
+path, ident, seconds, see = sys.argv[1:5]
+try:
+    run = json.load(open(path))
+except Exception as exc:
+    print(f'{ident}: NO RESULT ({type(exc).__name__}) in {seconds}s, see {see}')
+    raise SystemExit
+$(cat)" "$@"
+}
