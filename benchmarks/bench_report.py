@@ -24,11 +24,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core.bench.charts import BarChart, Series
-from core.bench.svg import render_svg
 from core.env import detect
 from core.kb import match, open_kb
 from core.report import build_report, redact, render
+from tests.charts import timed_chart
 
 LOG = (
     "Traceback (most recent call last):\n"
@@ -41,28 +40,10 @@ LOG = (
 
 def measured_chart(chart_id: str) -> dict[str, Any]:
     """A chart of real sorted() timings on this machine (5 repeats per size)."""
-    sizes = (1_000, 10_000, 100_000)
-    med, low, high = [], [], []
-    for n in sizes:
-        data = list(range(n, 0, -1))
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            sorted(data)
-            times.append((time.perf_counter() - start) * 1000)
-        med.append(statistics.median(times))
-        low.append(min(times))
-        high.append(max(times))
-    chart = BarChart(
-        id=chart_id,
-        title=f"sorted() on this machine ({chart_id})",
-        subtitle="CPU, 5 repeats",
-        categories=tuple(f"{n:,} items" for n in sizes),
-        series=(Series("sorted", tuple(med), tuple(low), tuple(high)),),
-        axis_label="time",
-        unit="ms",
+    title = f"sorted() on this machine ({chart_id})"
+    return timed_chart(
+        chart_id, title, "sorted", "items", make=lambda n: list(range(n, 0, -1)), work=sorted
     )
-    return {"id": chart.id, "title": chart.title, "svg": render_svg(chart), "data": chart.to_dict()}
 
 
 def _cpu() -> str:

@@ -21,7 +21,8 @@ from gui import icons, instance
 from gui.context import AppContext, TargetInterpreter
 from gui.data import DataService
 from gui.errors import ErrorReporter
-from gui.main_window import PAGES, MainWindow
+from gui.main_window import MainWindow
+from gui.pages.registry import PAGES
 from gui.settings import Settings
 from gui.tasks import TaskRunner
 from gui.theme import ThemeManager

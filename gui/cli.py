@@ -11,9 +11,7 @@ from typing import Any
 from core.cli import build_parser, dispatch
 from core.paths import restore_child_environment
 from core.pdf import provide as provide_pdf
-
-# The GUI's pages (gui/main_window.py PAGES), listed here so `--help` never imports Qt.
-PAGE_KEYS = ("environment", "diagnose", "knowledge", "wizard", "benchmarks", "fleet", "report")
+from gui.pages.registry import PAGE_KEYS  # Qt-free: `--help` never imports Qt
 
 
 def has_display() -> bool:

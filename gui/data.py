@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from gui.tasks import OnFailure, OnSuccess, TaskRunner
 
@@ -11,7 +11,43 @@ if TYPE_CHECKING:  # imported on the database thread when first used (sqlite-uti
     from core.history import History
     from core.kb import KnowledgeBase
 
-T = TypeVar("T")
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+D = TypeVar("D", bound=_Closable)
+
+
+class Store(Generic[D]):
+    """One SQLite store, opened by `open_db` on first use on the database thread, queried there.
+
+    Call it like a function: `store(query, on_success, on_failure)`."""
+
+    def __init__(self, tasks: TaskRunner, open_db: Callable[[], D]) -> None:
+        self._tasks = tasks
+        self._open_db = open_db
+        self._db: D | None = None
+
+    def __call__(
+        self,
+        query: Callable[[D], Any],
+        on_success: OnSuccess,
+        on_failure: OnFailure | None = None,
+    ) -> None:
+        """Run `query(db)` off the GUI thread (the store is opened first if it is not yet)."""
+        self._tasks.run(lambda: query(self._opened()), on_success, on_failure, db=True)
+
+    def _opened(self) -> D:
+        if self._db is None:
+            self._db = self._open_db()
+        return self._db
+
+    def close(self) -> None:
+        """Close the connection (on the database thread); the next query opens it again."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
 class DataService:
@@ -26,18 +62,10 @@ class DataService:
         self._kb_extra = list(kb_extra or [])
         # Pack folders that could not be loaded (e.g. deleted since they were chosen).
         self.pack_problems: list[str] = []
-        self._kb: KnowledgeBase | None = None
-        self._history: History | None = None
+        # `kb(query, ...)`: the KB is built first if it is missing or stale.
+        self.kb: Store[KnowledgeBase] = Store(tasks, self._open_kb)
+        self.history: Store[History] = Store(tasks, _open_history)
         tasks.add_db_finalizer(self._close)
-
-    def kb(
-        self,
-        query: Callable[[KnowledgeBase], Any],
-        on_success: OnSuccess,
-        on_failure: OnFailure | None = None,
-    ) -> None:
-        """Run `query(kb)` off the GUI thread (the KB is built first if it is missing/stale)."""
-        self._tasks.run(lambda: query(self._open_kb()), on_success, on_failure, db=True)
 
     @property
     def kb_extra(self) -> list[str]:
@@ -47,48 +75,28 @@ class DataService:
     def set_kb_extra(self, folders: list[str]) -> None:
         """Load these pack folders from now on (the KB is reopened on its next query)."""
         self._kb_extra = list(folders)
-
-        def reopen() -> None:
-            if self._kb is not None:
-                self._kb.close()
-                self._kb = None
-
-        self._tasks.run(reopen, lambda _r: None, db=True)
-
-    def history(
-        self,
-        query: Callable[[History], Any],
-        on_success: OnSuccess,
-        on_failure: OnFailure | None = None,
-    ) -> None:
-        """Run `query(history)` off the GUI thread."""
-        self._tasks.run(lambda: query(self._open_history()), on_success, on_failure, db=True)
+        self._tasks.run(self.kb.close, lambda _r: None, db=True)
 
     def _open_kb(self) -> KnowledgeBase:
-        if self._kb is None:
-            from pathlib import Path
+        from pathlib import Path
 
-            from core.kb import open_kb
+        from core.kb import open_kb
 
-            # A pack folder removed since it was chosen must not cost the whole KB.
-            present = [p for p in self._kb_extra if Path(p).is_dir()]
-            self.pack_problems = [
-                f"{p}: your entries folder is gone (choose it again, or stop loading it)"
-                for p in self._kb_extra
-                if p not in present
-            ]
-            self._kb = open_kb(self._kb_path, present)
-        return self._kb
-
-    def _open_history(self) -> History:
-        if self._history is None:
-            from core.history import History
-
-            self._history = History.open()
-        return self._history
+        # A pack folder removed since it was chosen must not cost the whole KB.
+        present = [p for p in self._kb_extra if Path(p).is_dir()]
+        self.pack_problems = [
+            f"{p}: your entries folder is gone (choose it again, or stop loading it)"
+            for p in self._kb_extra
+            if p not in present
+        ]
+        return open_kb(self._kb_path, present)
 
     def _close(self) -> None:
-        for db in (self._kb, self._history):
-            if db is not None:
-                db.close()
-        self._kb = self._history = None
+        self.kb.close()
+        self.history.close()
+
+
+def _open_history() -> History:
+    from core.history import History
+
+    return History.open()

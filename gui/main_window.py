@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from PySide6.QtCore import QSize, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QPaintEvent, QShortcut
@@ -28,27 +28,8 @@ from core import __version__
 from gui import icons
 from gui.context import AppContext
 from gui.pages.base import Page
+from gui.pages.registry import PAGES, PageSpec
 from gui.theme import Colors
-
-
-class PageSpec(NamedTuple):
-    """A sidebar entry; the page class is imported when the page is first shown."""
-
-    key: str
-    title: str
-    icon: str
-    target: str  # "module:Class"
-
-
-PAGES: tuple[PageSpec, ...] = (
-    PageSpec("environment", "Environment", "environment", "gui.pages.environment:EnvironmentPage"),
-    PageSpec("diagnose", "Diagnose", "diagnose", "gui.pages.diagnose:DiagnosePage"),
-    PageSpec("knowledge", "Knowledge base", "knowledge", "gui.pages.knowledge:KnowledgePage"),
-    PageSpec("wizard", "Fix wizard", "wizard", "gui.pages.wizard:WizardPage"),
-    PageSpec("benchmarks", "Benchmarks", "benchmarks", "gui.pages.benchmarks:BenchmarksPage"),
-    PageSpec("fleet", "Fleet", "fleet", "gui.pages.fleet:FleetPage"),
-    PageSpec("report", "Report", "report", "gui.pages.report:ReportPage"),
-)
 
 THEMES = (("system", "Follow system"), ("light", "Light"), ("dark", "Dark"))
 

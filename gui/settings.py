@@ -35,25 +35,33 @@ class Settings:
             window.restoreState(state)
         return bool(restored)
 
+    def _optional(self, key: str) -> str | None:
+        """A text setting, or None where it is unset or empty."""
+        value = self._store.value(key)
+        return str(value) if value else None
+
+    def _set_optional(self, key: str, value: str | None) -> None:
+        """Store a text setting, or remove it for None or "", and write it to disk."""
+        if value:
+            self._store.setValue(key, value)
+        else:
+            self._store.remove(key)
+        self._store.sync()
+
     def last_page(self) -> str | None:
         """The page open when the app was last closed."""
-        value = self._store.value("window/page")
-        return str(value) if value else None
+        return self._optional("window/page")
 
     def target_python(self) -> str | None:
         """The interpreter being diagnosed, or None for the app's own."""
-        value = self._store.value("target/python")
-        return str(value) if value else None
+        return self._optional("target/python")
 
     def set_target_python(self, path: str | None) -> None:
         """Remember the target interpreter (None: the app's own) and add it to the recent list."""
         if path:
-            self._store.setValue("target/python", path)
             recent = [p for p in self.recent_pythons() if p != path]
             self._store.setValue("target/recent", [path, *recent][:_MAX_RECENT])
-        else:
-            self._store.remove("target/python")
-        self._store.sync()
+        self._set_optional("target/python", path)
 
     def recent_pythons(self) -> list[str]:
         """Interpreters picked before, newest first."""
@@ -73,16 +81,11 @@ class Settings:
 
     def kb_extra_dir(self) -> str | None:
         """The folder of the user's own KB entry files (a pack), or None."""
-        value = self._store.value("kb/extra_dir")
-        return str(value) if value else None
+        return self._optional("kb/extra_dir")
 
     def set_kb_extra_dir(self, folder: str | None) -> None:
         """Remember (or, with None, forget) the user's KB pack folder."""
-        if folder:
-            self._store.setValue("kb/extra_dir", folder)
-        else:
-            self._store.remove("kb/extra_dir")
-        self._store.sync()
+        self._set_optional("kb/extra_dir", folder)
 
     def theme(self) -> str:
         """ "system", "light" or "dark"."""

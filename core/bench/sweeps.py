@@ -107,22 +107,15 @@ def _dtype_skip(kind: str, dtype: str, device: Device) -> str | None:
 
 def _timing(device: Device, quick: bool) -> Timing:
     """Repeat budget per configuration: enough repeats for a stable median, within the budget."""
-    if device.type == "cuda":
-        # a sample of a short kernel is a block of about 1 ms of calls (see the harness), so
-        # 100 samples already hold thousands of calls and keep the full sweeps near 20 s each
-        return {
-            "budget_s": 0.15 if quick else 0.3,
-            "warmup": 3,
-            "warmup_s": 0.05,
-            "min_repeats": 10,
-            "max_repeats": 100,
-        }
+    cuda = device.type == "cuda"
     return {
         "budget_s": 0.15 if quick else 0.3,
-        "warmup": 2,
-        "warmup_s": 0.02,
+        "warmup": 3 if cuda else 2,
+        "warmup_s": 0.05 if cuda else 0.02,
         "min_repeats": 10,
-        "max_repeats": 200,
+        # a sample of a short kernel is a block of about 1 ms of calls (see the harness), so
+        # 100 samples already hold thousands of calls and keep the full sweeps near 20 s each
+        "max_repeats": 100 if cuda else 200,
     }
 
 

@@ -10,13 +10,14 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from sqlite_utils import Database
 
 from core.kb.anchors import analyse
 from core.kb.fixes import Fix
 from core.kb.loader import entry_files
-from core.kb.schema import Entry, Workaround
+from core.kb.schema import Citation, Entry, SeedClaim, Workaround
 from core.kb.scope import Scope
 
 # A row as sqlite-utils inserts it: column name -> an SQLite value.
@@ -28,6 +29,16 @@ Row = dict[str, Column]
 BUILDER_VERSION = "4"
 PAGE_SIZE = 4096
 FTS_COLUMNS = ("title", "summary", "error_codes_text", "signatures_text", "body")
+# The tables a build fills from the entries, in the order it inserts them.
+ENTRY_TABLES = (
+    "entries",
+    "signatures",
+    "workarounds",
+    "dead_ends",
+    "seed_claims",
+    "citations",
+    "fixes",
+)
 
 
 def _m1_tables(db: Database) -> None:
@@ -70,36 +81,26 @@ def _m1_tables(db: Database) -> None:
         foreign_keys=[("entry_id", "entries", "id")],
     )
     for name in ("workarounds", "dead_ends"):
-        db.table(name).create(
-            {
-                "entry_id": str,
-                "position": int,
-                "title": str,
-                "snippet": str,
-                "claimed_success": str,
-                "claim_source": str,
-                "verdict": str,
-                "evidence": str,
-                "step": str,
-                "notes": str,
-            },
-            pk=("entry_id", "position"),
-            foreign_keys=[("entry_id", "entries", "id")],
+        _entry_list(
+            db,
+            name,
+            "title",
+            "snippet",
+            "claimed_success",
+            "claim_source",
+            "verdict",
+            "evidence",
+            "step",
+            "notes",
         )
-    db.table("seed_claims").create(
-        {
-            "entry_id": str,
-            "position": int,
-            "claim": str,
-            "claimed_success": str,
-            "verdict": str,
-            "evidence": str,
-        },
-        pk=("entry_id", "position"),
-        foreign_keys=[("entry_id", "entries", "id")],
-    )
-    db.table("citations").create(
-        {"entry_id": str, "position": int, "ref": str, "title": str, "url": str},
+    _entry_list(db, "seed_claims", "claim", "claimed_success", "verdict", "evidence")
+    _entry_list(db, "citations", "ref", "title", "url")
+
+
+def _entry_list(db: Database, name: str, *columns: str) -> None:
+    """The table of one of an entry's lists: text columns, rows keyed by (entry_id, position)."""
+    db.table(name).create(
+        {"entry_id": str, "position": int} | dict.fromkeys(columns, str),
         pk=("entry_id", "position"),
         foreign_keys=[("entry_id", "entries", "id")],
     )
@@ -119,21 +120,7 @@ def _m3_runs(db: Database) -> None:
 
 def _m4_fixes(db: Database) -> None:
     """No-code fixes (env variables, torch switches) and why an entry has no wizard."""
-    db.table("fixes").create(
-        {
-            "entry_id": str,
-            "position": int,
-            "fix_id": str,
-            "title": str,
-            "kind": str,
-            "env": str,
-            "switches": str,
-            "advice": str,
-            "notes": str,
-        },
-        pk=("entry_id", "position"),
-        foreign_keys=[("entry_id", "entries", "id")],
-    )
+    _entry_list(db, "fixes", "fix_id", "title", "kind", "env", "switches", "advice", "notes")
     db.table("entries").add_column("no_wizard", str, not_null_default="")
 
 
@@ -190,18 +177,7 @@ def source_digest(root: Path) -> str:
 
 def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
     """Every table's rows in a fixed order."""
-    tables: dict[str, list[Row]] = {
-        name: []
-        for name in (
-            "entries",
-            "signatures",
-            "workarounds",
-            "dead_ends",
-            "seed_claims",
-            "citations",
-            "fixes",
-        )
-    }
+    tables: dict[str, list[Row]] = {name: [] for name in ENTRY_TABLES}
     for entry in sorted(entries, key=lambda e: e.id):
         tables["entries"].append(_entry_row(entry))
         sigs = [("signature", s) for s in entry.signatures]
@@ -219,42 +195,44 @@ def _rows(entries: Sequence[Entry]) -> dict[str, list[Row]]:
             row["anchors"] = json.dumps([[a.kind, a.word] for a in analysis.anchors])
             tables["signatures"].append(row | {"literal_chars": analysis.literal_chars})
             counters[kind] += 1
-        for name, items in (("workarounds", entry.workarounds), ("dead_ends", entry.dead_ends)):
-            tables[name] += [_workaround_row(entry.id, i, w) for i, w in enumerate(items)]
-        for i, claim in enumerate(entry.seed_claims):
-            row = {"entry_id": entry.id, "position": i, "claim": claim.claim}
-            row |= {"claimed_success": claim.claimed_success, "verdict": claim.verdict}
-            row |= {"scopes": _scopes_json(claim.scopes)}
-            tables["seed_claims"].append(row | {"evidence": claim.evidence})
-        for i, cite in enumerate(entry.citations):
-            row = {"entry_id": entry.id, "position": i, "ref": cite.ref}
-            row |= {"stack": json.dumps(cite.stack, sort_keys=True)}
-            tables["citations"].append(row | {"title": cite.title, "url": cite.url})
-        tables["fixes"] += [_fix_row(entry.id, i, fix) for i, fix in enumerate(entry.fixes)]
+        lists: tuple[tuple[str, Sequence[Any], Callable[[Any], Row]], ...] = (
+            ("workarounds", entry.workarounds, _workaround_columns),
+            ("dead_ends", entry.dead_ends, _workaround_columns),
+            ("seed_claims", entry.seed_claims, _claim_columns),
+            ("citations", entry.citations, _citation_columns),
+            ("fixes", entry.fixes, _fix_columns),
+        )
+        for name, items, columns in lists:
+            for i, item in enumerate(items):
+                key: Row = {"entry_id": entry.id, "position": i}
+                tables[name].append(key | columns(item))
     return tables
 
 
-def _fix_row(entry_id: str, position: int, fix: Fix) -> Row:
-    return {
-        "entry_id": entry_id,
-        "position": position,
-        "fix_id": fix.id,
-        "title": fix.title,
-        "kind": fix.kind,
-        "env": json.dumps(fix.env, sort_keys=True),
-        "switches": json.dumps(list(fix.switches)),
-        "advice": fix.advice,
-        "notes": fix.notes,
-    }
+def _as_is(item: object, *names: str) -> Row:
+    """Columns that hold the item's attributes of the same name unchanged."""
+    return {name: getattr(item, name) for name in names}
 
 
 def _entry_row(entry: Entry) -> Row:
-    return {
-        "id": entry.id,
-        "title": entry.title,
-        "domain": entry.domain,
-        "category": entry.category,
-        "summary": entry.summary,
+    return _as_is(
+        entry,
+        "id",
+        "title",
+        "domain",
+        "category",
+        "summary",
+        "affected_versions",
+        "fixed_versions",
+        "confidence",
+        "scenario",
+        "seed",
+        "body",
+        "source",
+        "no_wizard",
+        "origin",
+        "pack",
+    ) | {
         "error_codes": json.dumps(list(entry.error_codes)),
         "error_codes_text": " ".join(entry.error_codes),
         # Searchable words of the regexes: backslash escapes would only add noise.
@@ -263,35 +241,38 @@ def _entry_row(entry: Entry) -> Row:
         ),
         "masked_by": json.dumps(list(entry.masked_by)),
         "related": json.dumps(list(entry.related)),
-        "affected_versions": entry.affected_versions,
-        "fixed_versions": entry.fixed_versions,
-        "confidence": entry.confidence,
-        "scenario": entry.scenario,
-        "seed": entry.seed,
-        "body": entry.body,
-        "source": entry.source,
-        "no_wizard": entry.no_wizard,
-        "origin": entry.origin,
-        "pack": entry.pack,
         "wrapped": json.dumps([asdict(w) for w in entry.wrapped]),
     }
 
 
-def _workaround_row(entry_id: str, position: int, item: Workaround) -> Row:
-    return {
-        "entry_id": entry_id,
-        "position": position,
-        "title": item.title,
-        "snippet": item.snippet,
-        "claimed_success": item.claimed_success,
-        "claim_source": item.claim_source,
-        "verdict": item.verdict,
+def _workaround_columns(item: Workaround) -> Row:
+    names = ("title", "snippet", "claimed_success", "claim_source", "verdict", "step", "notes")
+    return _as_is(item, *names) | {
         "evidence": json.dumps(list(item.evidence)),
-        "step": item.step,
-        "notes": item.notes,
         "runs": json.dumps(list(item.runs)),
         "scopes": _scopes_json(item.scopes),
     }
+
+
+def _claim_columns(claim: SeedClaim) -> Row:
+    columns = _as_is(claim, "claim", "claimed_success", "verdict", "evidence")
+    return columns | {"scopes": _scopes_json(claim.scopes)}
+
+
+def _citation_columns(cite: Citation) -> Row:
+    columns = _as_is(cite, "ref", "title", "url")
+    return columns | {"stack": json.dumps(cite.stack, sort_keys=True)}
+
+
+def _fix_columns(fix: Fix) -> Row:
+    return (
+        {"fix_id": fix.id}
+        | _as_is(fix, "title", "kind", "advice", "notes")
+        | {
+            "env": json.dumps(fix.env, sort_keys=True),
+            "switches": json.dumps(list(fix.switches)),
+        }
+    )
 
 
 def _scopes_json(scopes: Sequence[Scope]) -> str:

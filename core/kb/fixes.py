@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.kb.tables import check_table, toml_fields
+
 # "dead_end": a change sources suggest that the clinic measured as not fixing the error; kept so
 # a wizard (and `try --fixes`, on your own script) can show it, never offered as a fix.
 FIX_KINDS = ("fix", "diagnose", "dead_end")
@@ -98,15 +100,6 @@ _CUDA_ENV = re.compile(
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
-_FIELDS: dict[str, type] = {
-    "id": str,
-    "title": str,
-    "kind": str,
-    "env": dict,
-    "switches": list,
-    "advice": str,
-    "notes": str,
-}
 
 
 # Variables that change which code runs, not how it runs: loader and plugin paths, interpreter
@@ -181,6 +174,9 @@ class Fix:
         return "; ".join(p for p in parts if p)
 
 
+_FIELDS = toml_fields(Fix)
+
+
 def parse_fixes(items: list[Any], fail: Any) -> tuple[Fix, ...]:
     """Validate an entry's `fixes`; `fail(field, problem)` builds the one-line KBError."""
     result: list[Fix] = []
@@ -195,14 +191,7 @@ def parse_fixes(items: list[Any], fail: Any) -> tuple[Fix, ...]:
 def _parse_one(raw: Any, name: str, fail: Any) -> Fix:
     """One `[[fixes]]` table."""
     prefix = name + "."
-    if not isinstance(raw, dict):
-        raise fail(name, "must be a table")
-    for key, value in raw.items():
-        expected = _FIELDS.get(key)
-        if expected is None:
-            raise fail(prefix + key, f"unknown field (known: {', '.join(sorted(_FIELDS))})")
-        if not isinstance(value, expected):
-            raise fail(prefix + key, f"must be a {'table' if expected is dict else 'string'}")
+    check_table(raw, _FIELDS, prefix, fail)
     for key in ("id", "title"):
         if not str(raw.get(key, "")).strip():
             raise fail(prefix + key, "is required")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from core.errors import InputError, KBError
 from core.kb.fixes import Fix, code_variable, parse_fixes
 from core.kb.saferegex import check_signature
 from core.kb.scope import Scope, check_stack
+from core.kb.tables import check_table, toml_fields
 from core.kb.wizard_spec import WizardSpec, parse_wizard
 from core.kb.wrapped import Wrapped, parse_wrapped
 
@@ -79,26 +80,8 @@ _ENTRY_FIELDS: dict[str, type] = {
 }
 _TABLE_LISTS = {"workarounds", "dead_ends", "seed_claims", "citations", "fixes", "wrapped"}
 _REQUIRED = ("id", "title", "domain", "category", "summary", "signatures", "confidence")
-_WORKAROUND_FIELDS: dict[str, type] = {
-    "title": str,
-    "snippet": str,
-    "claimed_success": str,
-    "claim_source": str,
-    "verdict": str,
-    "evidence": list,
-    "step": str,
-    "runs": list,
-    "notes": str,
-}
 # An evidence record under resources/: a wizard run's JSON (resources/evidence/README.md).
 RUN_PATH = re.compile(r"evidence/[A-Za-z0-9_.-]+\.json")
-_CLAIM_FIELDS: dict[str, type] = {
-    "claim": str,
-    "claimed_success": str,
-    "verdict": str,
-    "evidence": str,
-}
-_CITATION_FIELDS: dict[str, type] = {"ref": str, "title": str, "url": str, "stack": dict}
 
 
 @dataclass(frozen=True)
@@ -185,6 +168,12 @@ class Entry:
         return data
 
 
+# What each table of an entry file may hold: the record's fields, less those derived on load.
+_WORKAROUND_FIELDS = toml_fields(Workaround, derived=("scopes",))
+_CLAIM_FIELDS = toml_fields(SeedClaim, derived=("scopes",))
+_CITATION_FIELDS = toml_fields(Citation)
+
+
 class _Checker:
     """Raises KBError naming the file and the field; one instance per file."""
 
@@ -197,20 +186,20 @@ class _Checker:
 
     def table(self, data: Any, fields: Mapping[str, type], prefix: str) -> dict[str, Any]:
         """Check that `data` is a table of known keys whose values have the right types."""
-        if not isinstance(data, dict):
-            raise self.fail(prefix.rstrip("."), "must be a table")
-        for key, value in data.items():
-            expected = fields.get(key)
-            if expected is None:
-                known = ", ".join(sorted(fields))
-                raise self.fail(f"{prefix}{key}", f"unknown field (known: {known})")
-            if not isinstance(value, expected):
-                raise self.fail(f"{prefix}{key}", f"must be a {_type_name(expected)}")
-            if isinstance(value, list):
-                for i, item in enumerate(value):
-                    if key not in _TABLE_LISTS and (not isinstance(item, str) or not item.strip()):
-                        raise self.fail(f"{prefix}{key}[{i}]", "must be a non-empty string")
-        return data
+        return check_table(data, fields, prefix, self.fail, _TABLE_LISTS)
+
+    def tables(
+        self, items: list[Any], fields: Mapping[str, type], field: str, required: tuple[str, ...]
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(prefix, table) for each table of the list `field`, type-checked, with every
+        `required` key non-empty."""
+        for i, raw in enumerate(items):
+            prefix = f"{field}[{i}]."
+            item = self.table(raw, fields, prefix)
+            for name in required:
+                if not item.get(name, "").strip():
+                    raise self.fail(prefix + name, "is required")
+            yield prefix, item
 
     def one_of(self, field: str, value: str, allowed: tuple[str, ...]) -> None:
         """Check an enumerated value."""
@@ -226,11 +215,6 @@ class _Checker:
                 f"percentage {found.group(0)!r} is only allowed as a quoted claim "
                 "(claimed_success with claim_source, or a seed claim)",
             )
-
-
-def _type_name(kind: type) -> str:
-    names: dict[type, str] = {str: "string", list: "list", dict: "table"}
-    return names.get(kind, kind.__name__)
 
 
 def split_front_matter(text: str, checker: _Checker) -> tuple[str, str]:
@@ -385,12 +369,7 @@ def _check_signatures(
 def _workarounds(check: _Checker, items: list[Any], field: str) -> tuple[Workaround, ...]:
     """Validate workarounds or dead ends (same shape)."""
     result = []
-    for i, raw in enumerate(items):
-        prefix = f"{field}[{i}]."
-        item = check.table(raw, _WORKAROUND_FIELDS, prefix)
-        for name in ("title", "verdict"):
-            if not item.get(name, "").strip():
-                raise check.fail(prefix + name, "is required")
+    for prefix, item in check.tables(items, _WORKAROUND_FIELDS, field, ("title", "verdict")):
         check.one_of(prefix + "verdict", item["verdict"], VERDICTS)
         if item["verdict"] != "unverified" and not item.get("evidence"):
             raise check.fail(
@@ -429,12 +408,7 @@ def _check_runs(check: _Checker, prefix: str, item: dict[str, Any]) -> None:
 def _seed_claims(check: _Checker, items: list[Any]) -> tuple[SeedClaim, ...]:
     """Validate the seed's claims, each beside our verdict."""
     result = []
-    for i, raw in enumerate(items):
-        prefix = f"seed_claims[{i}]."
-        item = check.table(raw, _CLAIM_FIELDS, prefix)
-        for name in ("claim", "verdict"):
-            if not item.get(name, "").strip():
-                raise check.fail(prefix + name, "is required")
+    for prefix, item in check.tables(items, _CLAIM_FIELDS, "seed_claims", ("claim", "verdict")):
         check.one_of(prefix + "verdict", item["verdict"], CLAIM_VERDICTS)
         if item["verdict"] != "unverified" and not item.get("evidence", "").strip():
             raise check.fail(prefix + "evidence", f"is required for verdict {item['verdict']!r}")
@@ -447,12 +421,7 @@ def _citations(check: _Checker, items: list[Any] | None) -> tuple[Citation, ...]
     if not items:
         raise check.fail("citations", "needs at least one citation")
     result = []
-    for i, raw in enumerate(items):
-        prefix = f"citations[{i}]."
-        item = check.table(raw, _CITATION_FIELDS, prefix)
-        if not item.get("ref", "").strip():
-            raise check.fail(prefix + "ref", "is required")
-        if "stack" in item:
-            item = {**item, "stack": check_stack(item["stack"], check.fail, prefix + "stack.")}
-        result.append(Citation(**item))
+    for prefix, item in check.tables(items, _CITATION_FIELDS, "citations", ("ref",)):
+        stack = check_stack(item["stack"], check.fail, prefix + "stack.") if "stack" in item else {}
+        result.append(Citation(**{**item, "stack": stack}))
     return tuple(result)

@@ -12,8 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from core.kb.tables import check_table
+
 MAIN_KINDS = ("signature", "wrapper")  # signature rows that can make an entry a candidate
 _FIELDS = ("app", "pattern", "means", "source")
+_TYPES = dict.fromkeys(_FIELDS, str)
 
 
 @dataclass(frozen=True)
@@ -35,13 +38,7 @@ def parse_wrapped(items: list[Any], fail: Any) -> tuple[Wrapped, ...]:
     result = []
     for i, raw in enumerate(items):
         name = f"wrapped[{i}]"
-        if not isinstance(raw, dict):
-            raise fail(name, "must be a table")
-        for key, value in raw.items():
-            if key not in _FIELDS:
-                raise fail(f"{name}.{key}", f"unknown field (known: {', '.join(sorted(_FIELDS))})")
-            if not isinstance(value, str):
-                raise fail(f"{name}.{key}", "must be a string")
+        check_table(raw, _TYPES, f"{name}.", fail)
         for key in _FIELDS:
             if not str(raw.get(key, "")).strip():
                 raise fail(f"{name}.{key}", "is required")

@@ -82,6 +82,7 @@ def collective(ctx: dict[str, Any], op: str, count: int) -> Any:
     torch, dist = ctx["torch"], ctx["dist"]
     n, rank, device = ctx["world"], ctx["rank"], ctx["device"]
     f32 = torch.float32
+    total = n * (n + 1) / 2  # the sum of every rank's value (rank + 1)
     if op == "all_gather":
         inp = torch.empty(count, dtype=f32, device=device)
         out = torch.empty(count * n, dtype=f32, device=device)
@@ -90,11 +91,8 @@ def collective(ctx: dict[str, Any], op: str, count: int) -> Any:
         def run() -> None:
             gather(out, inp)
 
-        def check() -> bool:
-            inp.fill_(rank + 1)
-            run()
-            want = torch.arange(1, n + 1, dtype=f32, device=device).view(n, 1)
-            return bool((out.view(n, count) == want).all().item())
+        def right() -> Any:
+            return out.view(n, count) == torch.arange(1, n + 1, dtype=f32, device=device).view(n, 1)
 
     elif op == "reduce_scatter":
         inp = torch.empty(count * n, dtype=f32, device=device)
@@ -104,34 +102,33 @@ def collective(ctx: dict[str, Any], op: str, count: int) -> Any:
         def run() -> None:
             scatter(out, inp)
 
-        def check() -> bool:
-            inp.fill_(rank + 1)
-            run()
-            return bool((out == n * (n + 1) / 2).all().item())
+        def right() -> Any:
+            return out == total
 
     elif op == "broadcast":
-        buf = torch.empty(count, dtype=f32, device=device)
+        inp = out = torch.empty(count, dtype=f32, device=device)
 
         def run() -> None:
-            dist.broadcast(buf, 0)
+            dist.broadcast(out, 0)
 
-        def check() -> bool:
-            buf.fill_(rank + 1)
-            run()
-            return bool((buf == 1).all().item())
+        def right() -> Any:
+            return out == 1
 
     else:
-        buf = torch.empty(count, dtype=f32, device=device)
+        inp = out = torch.empty(count, dtype=f32, device=device)
 
         def run() -> None:
-            dist.all_reduce(buf)
+            dist.all_reduce(out)
 
-        def check() -> bool:
-            buf.fill_(rank + 1)
-            run()
-            ok = bool((buf == n * (n + 1) / 2).all().item())
-            buf.zero_()  # repeated in-place sums of zeros never overflow
-            return ok
+        def right() -> Any:
+            return out == total
+
+    def check() -> bool:
+        inp.fill_(rank + 1)
+        run()
+        ok = bool(right().all().item())
+        inp.zero_()  # repeated in-place sums of zeros never overflow
+        return ok
 
     return run, check
 

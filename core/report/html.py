@@ -13,6 +13,7 @@ from core.report.answertext import appendix_parts, leads
 from core.report.html_page1 import answer_html, machines_html
 from core.report.htmlkit import CSS, QT_CSS, inline_svg, marks_to_html
 from core.report.model import shown_findings
+from core.report.runblocks import run_sections
 
 ChartHtml = Callable[[Mapping[str, Any]], str]
 
@@ -76,7 +77,7 @@ class _Html:
         out += [self.findings(report, only_problems=answered), self.fleet(report)]
         if not answered:
             out += [self.error(report), self.log(report)]
-            out += [self.wizard(report), self.try_runs(report), self.benchmarks(report)]
+            out += [self.runs(report), self.benchmarks(report)]
         out.append(self.appendix_block(report, answered))
         out.append(self.footer(report))
         return "\n".join(o for o in out if o)
@@ -91,8 +92,7 @@ class _Html:
                 self.findings(report, only_info=True),
                 self.error(report),
                 self.log(report),
-                self.wizard(report),
-                self.try_runs(report),
+                self.runs(report),
                 self.benchmarks(report),
             ]
         parts.append(self.appendix(report))
@@ -236,46 +236,24 @@ class _Html:
         label = f"Error log ({error.get('line_count', 0)} lines)"
         return self.fold(label, self.pre(str(error.get("text", ""))), open_=True)
 
-    def wizard(self, report: Mapping[str, Any]) -> str:
-        runs = report.get("wizard_runs") or []
-        if not runs:
-            return ""
-        out = ["<h2>Wizard runs</h2>"]
-        for run in runs:
-            out.append(f"<p><b>{_e(tx.scenario_name(run))}</b> — {_e(tx.verdict_text(run))}</p>")
-            rows = tx.step_rows(run)
-            if rows:
-                out.append(self.table(tx.STEP_COLUMNS, rows))
-            for what, code in tx.recommendations(run):
-                out.append(f"<p>Recommended change: {_e(what)}</p>")
-                if code:
-                    out.append(self.pre(code))
-            for name, log in tx.step_logs(run):
-                out.append(self.fold(f"Log: {name}", self.pre(log)))
-        return "\n".join(out)
-
-    def try_runs(self, report: Mapping[str, Any]) -> str:
-        from core.report import trytext
-
-        runs = report.get("try_runs") or []
-        if not runs:
-            return ""
-        out = ["<h2>Your script (cuda-clinic try)</h2>"]
-        for run in runs:
-            out.append(f"<p><b>{_e(trytext.try_title(run))}</b></p>")
-            facts = trytext.try_facts(run)
-            if facts:
-                out.append("<ul>" + "".join(f"<li>{_e(f)}</li>" for f in facts) + "</ul>")
-            rows = trytext.try_rows(run)
-            if rows:
-                out.append(self.table(trytext.TRY_COLUMNS, rows))
-            rec = trytext.try_recommendation(run)
-            if rec:
-                out.append(f"<p>Recommendation: {_e(rec[0])}</p>")
-                if rec[1]:
-                    out.append(self.pre(rec[1]))
-            for name, log in trytext.try_logs(run):
-                out.append(self.fold(f"Log: {name}", self.pre(log)))
+    def runs(self, report: Mapping[str, Any]) -> str:
+        """The wizard runs and the `try` runs, each section under its heading."""
+        out = []
+        for heading, blocks in run_sections(report):
+            out.append(f"<h2>{_e(heading)}</h2>")
+            for block in blocks:
+                verdict = f" — {_e(block.verdict)}" if block.verdict is not None else ""
+                out.append(f"<p><b>{_e(block.title)}</b>{verdict}</p>")
+                if block.facts:
+                    out.append("<ul>" + "".join(f"<li>{_e(f)}</li>" for f in block.facts) + "</ul>")
+                if block.rows:
+                    out.append(self.table(block.columns, block.rows))
+                for what, code, _lang in block.advice:
+                    out.append(f"<p>{block.advice_label}: {_e(what)}</p>")
+                    if code:
+                        out.append(self.pre(code))
+                for name, log, _what in block.logs:
+                    out.append(self.fold(f"Log: {name}", self.pre(log)))
         return "\n".join(out)
 
     def benchmarks(self, report: Mapping[str, Any]) -> str:

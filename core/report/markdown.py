@@ -16,8 +16,10 @@ from core.report.mdkit import code_inline as _code_inline
 from core.report.mdkit import details as _details
 from core.report.mdkit import inline as _inline
 from core.report.mdkit import table as _table
+from core.report.mdkit import text_table as _text_table
 from core.report.mdkit import trim as _trim
 from core.report.model import shown_findings
+from core.report.runblocks import run_sections
 
 # GitHub rejects issue and comment bodies over 65,536 characters; stay clearly below.
 MD_LIMIT = 65_000
@@ -79,8 +81,7 @@ def _document(report: Mapping[str, Any], full: bool) -> list[_Part]:
     _fleet(report, add)
     if not answered:
         _error(report, add)
-        _wizard(report, add)
-        _try(report, add)
+        _runs(report, add)
         _benchmarks(report, add)
     if full:
         add(_Part("\n---\n\n## Appendix\n"))
@@ -89,8 +90,7 @@ def _document(report: Mapping[str, Any], full: bool) -> list[_Part]:
             _summary(report, add)
             _findings(report, add, only_info=True)
             _error(report, add)
-            _wizard(report, add)
-            _try(report, add)
+            _runs(report, add)
             _benchmarks(report, add)
         else:
             _log(report, add)
@@ -169,14 +169,12 @@ def _fleet(report: Mapping[str, Any], add: Any) -> None:
     a = fleet.get("analysis") or {}
     add(_Part(f"\n### Fleet\n\n{_inline(fleet.get('headline'))}\n\n"))
     if a.get("majority"):
-        rows = [
-            [_inline(r[0]), _inline(r[1]), _inline(r[2])] for r in majority_rows(analysis_of(a))
-        ]
-        add(_Part(_table(["Majority configuration", "Value", "Nodes"], rows)))
-    rows = [[_inline(c) for c in r] for r in outlier_rows(analysis_of(a))]
-    if rows:
+        majority = majority_rows(analysis_of(a))
+        add(_Part(_text_table(["Majority configuration", "Value", "Nodes"], majority)))
+    outliers = outlier_rows(analysis_of(a))
+    if outliers:
         add(_Part("\n**Nodes and GPUs that differ, most relevant first**\n\n"))
-        add(_Part(_table(["Node", "Differs in", "Node has", "Fleet has"], rows)))
+        add(_Part(_text_table(["Node", "Differs in", "Node has", "Fleet has"], outliers)))
     rows = [[_inline(f["node"]), f["status"], _inline(f["reason"])] for f in a.get("failed") or []]
     if rows:
         add(_Part("\n**Nodes that gave no environment**\n\n"))
@@ -210,51 +208,23 @@ def _error(report: Mapping[str, Any], add: Any) -> None:
     _log(report, add)
 
 
-def _wizard(report: Mapping[str, Any], add: Any) -> None:
-    runs = report.get("wizard_runs") or []
-    if not runs:
-        return
-    add(_Part("\n### Wizard runs\n"))
-    for run in runs:
-        add(_Part(f"\n**{_inline(tx.scenario_name(run))}** — {_inline(tx.verdict_text(run))}\n\n"))
-        rows = tx.step_rows(run)
-        if rows:
-            add(_Part(_table(list(tx.STEP_COLUMNS), [[_inline(c) for c in r] for r in rows])))
-        for what, code in tx.recommendations(run):
-            add(_Part(f"\nRecommended change: {_inline(what)}\n\n"))
-            if code:
-                add(_Part(code, name="recommendation", lang="python", code=True))
-        for name, log in tx.step_logs(run):
-            _details(add, f"Log: {name}", log, "text", f"log of step {name}")
-
-
-def _try(report: Mapping[str, Any], add: Any) -> None:
-    from core.report import trytext
-
-    runs = report.get("try_runs") or []
-    if not runs:
-        return
-    add(_Part("\n### Your script (cuda-clinic try)\n"))
-    for run in runs:
-        add(_Part(f"\n**{_inline(trytext.try_title(run))}**\n\n"))
-        for fact in trytext.try_facts(run):
-            add(_Part(f"- {_inline(fact)}\n"))
-        rows = trytext.try_rows(run)
-        if rows:
-            add(
-                _Part(
-                    "\n"
-                    + _table(list(trytext.TRY_COLUMNS), [[_inline(c) for c in r] for r in rows])
-                )
-            )
-        rec = trytext.try_recommendation(run)
-        if rec:
-            add(_Part(f"\nRecommendation: {_inline(rec[0])}\n\n"))
-            if rec[1]:
-                lang = "sh" if rec[1].lstrip().startswith("export ") else "python"
-                add(_Part(rec[1], name="recommendation", lang=lang, code=True))
-        for name, log in trytext.try_logs(run):
-            _details(add, f"Log: {name}", log, "text", f"log of {name}")
+def _runs(report: Mapping[str, Any], add: Any) -> None:
+    for heading, blocks in run_sections(report):
+        add(_Part(f"\n### {heading}\n"))
+        for block in blocks:
+            verdict = f" — {_inline(block.verdict)}" if block.verdict is not None else ""
+            add(_Part(f"\n**{_inline(block.title)}**{verdict}\n\n"))
+            for fact in block.facts or []:
+                add(_Part(f"- {_inline(fact)}\n"))
+            if block.rows:
+                gap = "" if block.facts is None else "\n"  # a table right after a list is set apart
+                add(_Part(gap + _text_table(block.columns, block.rows)))
+            for what, code, lang in block.advice:
+                add(_Part(f"\n{block.advice_label}: {_inline(what)}\n\n"))
+                if code:
+                    add(_Part(code, name="recommendation", lang=lang, code=True))
+            for name, log, what in block.logs:
+                _details(add, f"Log: {name}", log, "text", what)
 
 
 def _benchmarks(report: Mapping[str, Any], add: Any) -> None:
@@ -272,7 +242,7 @@ def _benchmarks(report: Mapping[str, Any], add: Any) -> None:
             add(_Part("\nWhat it found:\n\n"))
             add(_Part("".join(f"- {_inline(text)}\n" for text in advice)))
         for key, columns, rows in tx.bench_tables(bench):
-            table = _table(columns, [[_inline(c) for c in r] for r in rows])
+            table = _text_table(columns, rows)
             add(
                 _Part(
                     f"\n<details><summary>{_inline(key)} ({len(rows)} rows)</summary>\n\n"

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.report import answertext as at
-from core.report.mdkit import Part, inline, prose, table
+from core.report.mdkit import Part, inline, prose, text_table
 
 
 def answer_parts(report: Mapping[str, Any], add: Any) -> None:
@@ -50,6 +50,6 @@ def machines_part(report: Mapping[str, Any], add: Any) -> None:
         return
     add(Part("\n### Where the error came from\n\n"))
     add(Part(f"{inline(origin.get('note'))}\n\n"))
-    rows = [[inline(c) for c in row] for row in at.origin_rows(origin)]
+    rows = at.origin_rows(origin)
     if rows:
-        add(Part(table(list(at.ORIGIN_COLUMNS), rows)))
+        add(Part(text_table(at.ORIGIN_COLUMNS, rows)))

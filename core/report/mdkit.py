@@ -90,6 +90,11 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub table of plain values (each cell made inline-safe)."""
+    return table(header, [[inline(c) for c in row] for row in rows])
+
+
 def inline(value: Any) -> str:
     """Text safe inside a Markdown table cell or paragraph (no HTML, no pipes, one line)."""
     s = "" if value is None else str(value)

@@ -6,6 +6,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import msgspec
@@ -234,23 +235,16 @@ def environment_for(python: str, runtime: StepValue) -> StepValue:
     return env
 
 
+@dataclass
 class _Session:
     """One wizard run in progress: the worker, the context, the event fan-out."""
 
-    def __init__(
-        self,
-        scenario: Scenario,
-        worker: Worker,
-        timeout: float | None,
-        on_event: EventSink | None,
-        cancel: threading.Event | None,
-    ) -> None:
-        self.scenario = scenario
-        self.worker = worker
-        self.timeout = timeout
-        self.on_event = on_event
-        self.cancel = cancel
-        self.ctx: Context = {}
+    scenario: Scenario
+    worker: Worker
+    timeout: float | None
+    on_event: EventSink | None
+    cancel: threading.Event | None
+    ctx: Context = field(default_factory=dict)
 
     def emit(self, event: WizardEvent) -> None:
         if self.on_event is not None:

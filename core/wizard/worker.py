@@ -30,6 +30,7 @@ from core.capture import pump
 from core.contain import TOKEN_ENV, reap
 from core.errors import TargetPythonError
 from core.target import resolve_python
+from core.wizard.worker_main import descendants, process_table
 
 WORKER_MAIN = Path(__file__).resolve().parent / "worker_main.py"
 RESULT_FD_ENV = "CUDA_CLINIC_RESULT_FD"
@@ -157,27 +158,8 @@ def _pump_results(fd: int, out: queue.Queue[tuple[str, Any]]) -> None:
 
 def _descendants(root: int) -> list[int]:
     """Every live descendant of `root` (Linux /proc; elsewhere none)."""
-    parents: dict[int, int] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != b"Z":
-            parents[int(entry)] = int(fields[1])
-    found: list[int] = []
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - set(found)
-        found.extend(sorted(frontier))
-    return found
+    table = process_table(root)
+    return sorted(pid for pid in descendants(table, root) if table[pid][0] != b"Z")
 
 
 class _Child:

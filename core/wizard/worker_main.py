@@ -122,10 +122,15 @@ class StepLoader:
         return func  # type: ignore[no-any-return]
 
 
-def _process_table(me: int) -> dict[int, tuple[bytes, int, int]]:
-    """pid -> (state, parent pid, process group) of every other process (Linux /proc)."""
+def process_table(me: int) -> dict[int, tuple[bytes, int, int]]:
+    """pid -> (state, parent pid, process group) of every other process (Linux /proc; elsewhere
+    none)."""
     table: dict[int, tuple[bytes, int, int]] = {}
-    for entry in os.listdir("/proc"):
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
         if not entry.isdigit() or int(entry) == me:
             continue
         try:
@@ -137,18 +142,21 @@ def _process_table(me: int) -> dict[int, tuple[bytes, int, int]]:
     return table
 
 
+def descendants(table: dict[int, tuple[bytes, int, int]], root: int) -> set[int]:
+    """Every process of `table` below `root`, closed over the parent links."""
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, (_s, ppid, _g) in table.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
 def _strays(me: int, group: int) -> list[int]:
     """Live processes in our group, and every descendant of ours: that catches an orphan
     that called setsid() to leave the group (as subreaper we became its parent)."""
-    table = _process_table(me)
-    ours = {me}
-    grew = True
-    while grew:  # close the descendant set over the parent links
-        grew = False
-        for pid, (_state, ppid, _pgrp) in table.items():
-            if ppid in ours and pid not in ours:
-                ours.add(pid)
-                grew = True
+    table = process_table(me)
+    ours = descendants(table, me)
     return [
         pid
         for pid, (state, _ppid, pgrp) in table.items()

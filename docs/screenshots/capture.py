@@ -77,6 +77,28 @@ def shoot(window: MainWindow, out: Path, name: str) -> None:
     print(f"saved {path}")
 
 
+def shoot_recording(window: MainWindow, out: Path, recording: Path, name: str) -> None:
+    """The Environment page showing an environment opened from its JSON."""
+    env = window.show_page("environment")
+    env.open_file(str(recording))
+    settle(window, lambda: env.loaded is not None)
+    shoot(window, out, name)
+
+
+def shoot_diagnosis(
+    window: MainWindow, out: Path, text: str, name: str, answer: bool = False
+) -> None:
+    """The Diagnose page with `text` pasted and matched (`answer`: wait for its answer card)."""
+    diagnose = window.show_page("diagnose")
+    diagnose.input.setPlainText(text)
+    diagnose.diagnose()
+    if answer:
+        settle(window, lambda: diagnose.answer_card is not None and diagnose.machine is not None)
+    else:
+        settle(window, lambda: diagnose.report is not None)
+    shoot(window, out, name)
+
+
 def _start() -> tuple[QApplication, ErrorReporter, MainWindow]:
     """The app, its error reporter and the main window at the screenshot size."""
     app = QApplication(sys.argv[:1])
@@ -111,11 +133,7 @@ def main() -> int:
     settle(window, lambda: window.page("environment").env is not None)
     shoot(window, out, f"environment{suffix}")
 
-    diagnose = window.show_page("diagnose")
-    diagnose.input.setPlainText(real_error())
-    diagnose.diagnose()
-    settle(window, lambda: diagnose.report is not None)
-    shoot(window, out, f"diagnose{suffix}")
+    shoot_diagnosis(window, out, real_error(), f"diagnose{suffix}")
 
     knowledge = window.show_page("knowledge", "cuda/rnn-dtype-mismatch")
     settle(window, lambda: knowledge.current is not None and knowledge.runs is not None)
@@ -137,7 +155,8 @@ def main() -> int:
     settle(window, lambda: bench.payload is not None, limit_ms=300_000)
     shoot(window, out, f"benchmarks{suffix}")
 
-    report = window.show_page("report", {"error_text": diagnose.input.toPlainText()})
+    error_text = window.page("diagnose").input.toPlainText()
+    report = window.show_page("report", {"error_text": error_text})
     settle(window, lambda: report.shared is not None)
     shoot(window, out, f"report{suffix}")
 
@@ -153,16 +172,9 @@ GPU_ERROR = REPO / "tests" / "data" / "matcher" / "cases" / "notinit-comfyui-117
 
 def capture_gpu(window: MainWindow, out: Path, suffix: str) -> None:
     """The GPU server's environment opened from its JSON, and a real GPU error diagnosed."""
-    env = window.show_page("environment")
-    env.open_file(str(GPU_RECORDING))
-    settle(window, lambda: env.loaded is not None)
-    shoot(window, out, f"environment-gpu{suffix}")
-
-    diagnose = window.show_page("diagnose")
-    diagnose.input.setPlainText(GPU_ERROR.read_text(encoding="utf-8"))
-    diagnose.diagnose()
-    settle(window, lambda: diagnose.report is not None)
-    shoot(window, out, f"diagnose-gpu{suffix}")
+    shoot_recording(window, out, GPU_RECORDING, f"environment-gpu{suffix}")
+    text = GPU_ERROR.read_text(encoding="utf-8")
+    shoot_diagnosis(window, out, text, f"diagnose-gpu{suffix}")
 
 
 BROKEN_RECORDING = REPO / "tests" / "data" / "env" / "broken" / "ld-library-path-system-cudnn.json"
@@ -172,10 +184,7 @@ TRY_SCRIPT = REPO / "tests" / "data" / "scripts" / "deterministic_put.py"
 
 def capture_new(window: MainWindow, out: Path, suffix: str) -> None:
     """A broken stack recorded on the H200, a simulated fleet, and `try` on a real CPU script."""
-    env = window.show_page("environment")
-    env.open_file(str(BROKEN_RECORDING))
-    settle(window, lambda: env.loaded is not None)
-    shoot(window, out, f"environment-broken{suffix}")
+    shoot_recording(window, out, BROKEN_RECORDING, f"environment-broken{suffix}")
 
     fleet = window.show_page("fleet")
     fleet.open_path(str(FLEET_NODES))
@@ -225,11 +234,7 @@ def capture_answer(window: MainWindow, out: Path, suffix: str) -> None:
     from gui.report_pdf import render_pdf
 
     log = EMBEDDING_LOG.read_text(encoding="utf-8")
-    diagnose = window.show_page("diagnose")
-    diagnose.input.setPlainText(log)
-    diagnose.diagnose()
-    settle(window, lambda: diagnose.answer_card is not None and diagnose.machine is not None)
-    shoot(window, out, f"diagnose-answer{suffix}")
+    shoot_diagnosis(window, out, log, f"diagnose-answer{suffix}", answer=True)
     shared, _ = redact(collect(error_text=log, latest=False))
     pdf_page_png(render_pdf(shared), out / f"report-page1{suffix}.png")
 

@@ -10,15 +10,12 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -29,9 +26,9 @@ from core.history_rows import BenchRow, StoredBench
 from core.ops.bench import bench
 from gui.charts import ChartView
 from gui.context import AppContext
-from gui.pages.base import Page, label, scroll_column
-from gui.tasks import RunTask
+from gui.pages.base import RunPage, label, scroll_column, side_pane, splitter
 from gui.widgets.cards import Card
+from gui.widgets.file_dialog import ask_save_file
 from gui.widgets.layout import clear_layout
 from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
 
@@ -56,20 +53,15 @@ class ChartCard(Card):
         self.layout_.addLayout(row)
 
 
-class BenchmarksPage(Page):
+class BenchmarksPage(RunPage):
     """Sweeps run in the target interpreter through the core's worker, on a run thread."""
 
     key = "benchmarks"
-    title = "Benchmarks"
-    subtitle = (
-        "Time cuDNN and ATen kernels on this machine (median and spread of many repeats, after "
-        "warm-up) and see which settings make them fast. Hover a bar for its value."
-    )
+    run_text = "Run sweep"
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
         self.payload: Sweep | None = None
-        self.task: RunTask | None = None
         self.chart_cards: list[ChartCard] = []
         self._loaded = False
         self.kind_box = QComboBox()
@@ -78,24 +70,13 @@ class BenchmarksPage(Page):
         self.quick = QCheckBox("Quick")
         self.quick.setChecked(True)
         self.quick.setToolTip("Fewer configurations and a shorter time budget per configuration")
-        self.run_button = QPushButton("Run sweep")
-        self.run_button.setProperty("primary", True)
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
         for widget in (self.kind_box, self.quick, self.cancel_button, self.run_button):
             self.action_row.addWidget(widget)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self._build_history())
-        splitter.addWidget(self._build_results())
-        splitter.setSizes([260, 800])
-        self.body.addWidget(splitter, 1)
+        panes = splitter(self._build_history(), self._build_results(), sizes=[260, 800])
+        self.body.addWidget(panes, 1)
 
     def _build_history(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(0, 0, 8, 0)
+        side, column = side_pane("left")
         column.addWidget(label("Past sweeps", "h2"))
         column.addWidget(label("Select one to show it, two to compare them.", "muted", wrap=True))
         self.history = QListWidget()
@@ -110,9 +91,7 @@ class BenchmarksPage(Page):
         return side
 
     def _build_results(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(8, 0, 0, 0)
+        side, column = side_pane("right")
         self.message = label("Run a sweep, or pick a past one.", "muted", wrap=True)
         column.addWidget(self.message)
         self.run_progress = QProgressBar()
@@ -148,32 +127,24 @@ class BenchmarksPage(Page):
 
     def start(self) -> None:
         """Run the chosen sweep in the target interpreter."""
-        if self.task is not None and self.task.is_running():
+        if self.running():
             return
         kind = str(self.kind_box.currentData())
         quick = self.quick.isChecked()
         python = self.ctx.target.path
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
         self.run_progress.setRange(0, 0)
         self.run_progress.setVisible(True)
         self.message.setText(f"Starting the {kind} sweep in {self.ctx.target.effective} …")
-        self.begin_busy()
-        self.task = self.ctx.tasks.start_run(
+        self.start_task(
             lambda on_event, cancel: bench(
                 kind, quick=quick, python=python, on_event=on_event, cancel=cancel
             ),
-            name="bench",
-            on_progress=self._on_event,
-            on_finished=self._on_finished,
-            on_failed=self._on_failed,
+            "bench",
         )
 
     def cancel(self) -> None:
         """Stop the sweep (its worker's process group is killed)."""
-        if self.task is not None:
-            self.task.cancel()
-            self.cancel_button.setEnabled(False)
+        if self.stop_run():
             self.message.setText("Cancelling …")
 
     def _on_event(self, event: dict[str, object]) -> None:
@@ -185,7 +156,7 @@ class BenchmarksPage(Page):
             self.run_progress.setValue(index if isinstance(index, int) else 0)
 
     def _on_finished(self, sweep: Sweep) -> None:
-        self._run_ended()
+        self.end_run()
         if sweep.status == "cancelled":
             self.message.setText("Cancelled; nothing was saved.")
             return
@@ -193,14 +164,12 @@ class BenchmarksPage(Page):
         self.refresh()
 
     def _on_failed(self, exc: BaseException) -> None:
-        self._run_ended()
         self.message.setText("The sweep could not run.")
-        self.ctx.errors.report(exc)
+        super()._on_failed(exc)
 
-    def _run_ended(self) -> None:
-        self.end_busy()
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
+    def end_run(self, can_run: bool = True) -> None:
+        """The sweep ended: the buttons are reset and its progress bar hidden."""
+        super().end_run(can_run)
         self.run_progress.setVisible(False)
 
     # --- showing ----------------------------------------------------------------------------
@@ -242,7 +211,7 @@ class BenchmarksPage(Page):
     def _on_history_selection(self) -> None:
         ids = self._selected_ids()
         self.compare_button.setEnabled(len(ids) == 2)
-        if len(ids) == 1 and not (self.task is not None and self.task.is_running()):
+        if len(ids) == 1 and not self.running():
             self.ctx.data.history(lambda h: h.get_bench(ids[0], Sweep).payload, self.show_payload)
 
     def compare_selected(self) -> None:
@@ -273,14 +242,11 @@ class BenchmarksPage(Page):
     def export_chart(self, view: ChartView, kind: str) -> None:
         """Ask where, then save the chart as PNG or SVG."""
         name = (view.chart.id if view.chart else "chart") + f".{kind}"
-        start = self.ctx.settings.last_dir("charts")
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export chart", f"{start}/{name}" if start else name, f"{kind.upper()} (*.{kind})"
+        filters = f"{kind.upper()} (*.{kind})"
+        path = ask_save_file(
+            self, self.ctx.settings, "charts", "Export chart", name, filters=filters
         )
         if not path:
             return
-        import os
-
-        self.ctx.settings.set_last_dir("charts", os.path.dirname(path))
         (view.export_png if kind == "png" else view.export_svg)(path)
         self.status.emit(f"Chart saved to {path}.")

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog,
     QPushButton,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -21,9 +17,10 @@ from core.kb import KnowledgeBase, MatchReport
 from core.ops.diagnose import diagnose, matches_only
 from core.wizard.availability import Machine
 from gui.context import AppContext
-from gui.pages.base import Page, label, scroll_column
+from gui.pages.base import Page, label, scroll_column, side_pane, splitter
 from gui.widgets.answer_card import AnswerCard
 from gui.widgets.cards import FindingBox
+from gui.widgets.file_dialog import ask_open_file
 from gui.widgets.layout import clear_layout
 from gui.widgets.log_input import LogInput, read_log
 from gui.widgets.match_card import MatchCard
@@ -53,12 +50,6 @@ class DiagnosePage(Page):
     """Matching runs on the database thread a moment after the text stops changing."""
 
     key = "diagnose"
-    title = "Diagnose"
-    subtitle = (
-        "Paste your error, or drop a log file. Signatures decide; the lines that matched are "
-        "highlighted. CUDA errors are asynchronous: when the headline error usually masks an "
-        "earlier one, you are told."
-    )
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
@@ -81,21 +72,15 @@ class DiagnosePage(Page):
         clear = QPushButton("Clear")
         clear.clicked.connect(self._on_clear)
         self.action_row.addWidget(clear)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
         self.input = LogInput()
         self.input.textChanged.connect(self._timer.start)
         self.input.file_dropped.connect(self.load_file)
-        splitter.addWidget(self.input)
-        splitter.addWidget(self._build_results())
-        splitter.setSizes([440, 600])
-        self.body.addWidget(splitter, 1)
+        self.body.addWidget(splitter(self.input, self._build_results(), sizes=[440, 600]), 1)
         QShortcut(QKeySequence("Ctrl+O"), self).activated.connect(self._on_open_file)
         QShortcut(QKeySequence("Ctrl+Return"), self).activated.connect(self.diagnose)
 
     def _build_results(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(8, 0, 0, 0)
+        side, column = side_pane("right")
         self.headline = label("Results appear here as soon as you paste.", "h2", wrap=True)
         column.addWidget(self.headline)
         self.summary = label("", "muted", wrap=True)
@@ -149,12 +134,11 @@ class DiagnosePage(Page):
         self.ctx.tasks.run(lambda: read_log(path), self._on_file_read, self._on_failed)
 
     def _on_open_file(self) -> None:
-        start = self.ctx.settings.last_dir("logs") or os.path.expanduser("~")
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a log file", start, "Logs (*.log *.txt *.out *.err);;All files (*)"
+        filters = "Logs (*.log *.txt *.out *.err);;All files (*)"
+        path = ask_open_file(
+            self, self.ctx.settings, "logs", "Open a log file", filters=filters, home=True
         )
         if path:
-            self.ctx.settings.set_last_dir("logs", os.path.dirname(path))
             self.load_file(path)
 
     def _on_file_read(self, text: str) -> None:

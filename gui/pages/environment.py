@@ -9,7 +9,6 @@ from typing import Any
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog,
     QFrame,
     QGridLayout,
     QHBoxLayout,
@@ -28,6 +27,7 @@ from gui.context import AppContext
 from gui.pages.base import Page, label
 from gui.widgets import env_cards
 from gui.widgets.cards import FindingBox
+from gui.widgets.file_dialog import ask_open_file
 from gui.widgets.interpreter import InterpreterPicker
 from gui.widgets.layout import clear_layout
 
@@ -42,8 +42,6 @@ class EnvironmentPage(Page):
     """Detects the target interpreter's stack off the GUI thread and renders it."""
 
     key = "environment"
-    title = "Environment"
-    subtitle = "Is this GPU stack sane? What is installed, and what torch actually loads."
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
@@ -142,12 +140,14 @@ class EnvironmentPage(Page):
 
     def choose_file(self) -> None:
         """Pick a saved environment/report JSON and show it."""
-        start = self.ctx.settings.last_dir("environment")
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a saved environment", start, "JSON files (*.json);;All files (*)"
+        path = ask_open_file(
+            self,
+            self.ctx.settings,
+            "environment",
+            "Open a saved environment",
+            filters="JSON files (*.json);;All files (*)",
         )
         if path:
-            self.ctx.settings.set_last_dir("environment", str(Path(path).parent))
             self.open_file(path)
 
     def open_file(self, path: str) -> None:

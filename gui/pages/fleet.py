@@ -12,10 +12,8 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFileDialog,
     QHeaderView,
     QPushButton,
-    QSplitter,
     QTableView,
     QTextBrowser,
     QWidget,
@@ -25,8 +23,9 @@ from core.fleet.model import Difference, FleetSection, GpuOutlier, NodeRow
 from core.fleet.render import difference_text, gpu_text, majority_rows
 from core.ops.fleet import open_section
 from gui.context import AppContext
-from gui.pages.base import Page, label
+from gui.pages.base import Page, label, splitter
 from gui.theme import Colors
+from gui.widgets.file_dialog import ask_folder, ask_open_file
 
 COLUMNS = (
     *("Node", "Status", "Differs", "Most relevant difference"),
@@ -140,12 +139,6 @@ class FleetPage(Page):
     """Opens a saved fleet run (a fleet.json or a folder of env JSONs) off the GUI thread."""
 
     key = "fleet"
-    title = "Fleet"
-    subtitle = (
-        "Works on node 3, fails on node 7: open a run saved by `cuda-clinic fleet --save DIR` "
-        "(or any folder of env JSONs, one per node) to see the majority configuration and "
-        "every node and GPU that differs."
-    )
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
@@ -176,11 +169,7 @@ class FleetPage(Page):
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.detail = QTextBrowser()
         self.detail.setOpenLinks(False)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(self.detail)
-        splitter.setSizes([420, 260])
-        self.body.addWidget(splitter, 1)
+        self.body.addWidget(splitter(self.table, self.detail, sizes=[420, 260], vertical=True), 1)
         ctx.theme.changed.connect(self._on_theme)
 
     # -- opening ----------------------------------------------------------------------------
@@ -219,19 +208,14 @@ class FleetPage(Page):
         self.ctx.errors.report(exc)
 
     def _on_open_folder(self) -> None:
-        start = self.ctx.settings.last_dir("fleet")
-        folder = QFileDialog.getExistingDirectory(self, "Open a saved fleet folder", start)
+        folder = ask_folder(self, self.ctx.settings, "fleet", "Open a saved fleet folder")
         if folder:
-            self.ctx.settings.set_last_dir("fleet", folder)
             self.open_path(folder)
 
     def _on_open_file(self) -> None:
-        start = self.ctx.settings.last_dir("fleet")
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a fleet JSON", start, "Fleet JSON (*.json);;All files (*)"
-        )
+        filters = "Fleet JSON (*.json);;All files (*)"
+        path = ask_open_file(self, self.ctx.settings, "fleet", "Open a fleet JSON", filters=filters)
         if path:
-            self.ctx.settings.set_last_dir("fleet", str(Path(path).parent))
             self.open_path(path)
 
     # -- showing ----------------------------------------------------------------------------

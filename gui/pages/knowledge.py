@@ -9,23 +9,21 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
     QPushButton,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
 from core.history_rows import RunRow
 from core.kb import Entry, KnowledgeBase
 from gui.context import AppContext
-from gui.pages.base import Page, label
+from gui.pages.base import Page, label, side_pane, splitter
 from gui.widgets.entry_view import EntryView
+from gui.widgets.file_dialog import ask_folder
 from gui.widgets.two_line import SUBTITLE_ROLE, TwoLineDelegate
 
 SEARCH_DELAY_MS = 180
@@ -42,11 +40,6 @@ class KnowledgePage(Page):
     """Browse every entry; search is full-text (FTS5) on the database thread."""
 
     key = "knowledge"
-    title = "Knowledge base"
-    subtitle = (
-        "Documented cuDNN/CUDA errors: why they happen, which workarounds really fix them "
-        "(verified, with evidence), and what the sources got wrong."
-    )
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
@@ -62,19 +55,14 @@ class KnowledgePage(Page):
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._run_search)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self._build_list_side())
-        splitter.addWidget(self._build_entry_side())
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 5)
-        splitter.setSizes([330, 720])
-        self.body.addWidget(splitter, 1)
+        panes = splitter(
+            self._build_list_side(), self._build_entry_side(), sizes=[330, 720], stretch=(2, 5)
+        )
+        self.body.addWidget(panes, 1)
         ctx.theme.changed.connect(lambda _c: self._render_current())
 
     def _build_list_side(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(0, 0, 8, 0)
+        side, column = side_pane("left")
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search errors, codes, fixes…  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
@@ -116,9 +104,7 @@ class KnowledgePage(Page):
         return side
 
     def _build_entry_side(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(8, 0, 0, 0)
+        side, column = side_pane("right")
         head = QHBoxLayout()
         self.entry_title = label("", "h2", wrap=True)
         head.addWidget(self.entry_title, 1)
@@ -203,10 +189,9 @@ class KnowledgePage(Page):
         self.pack_clear.setVisible(bool(folder))
 
     def _on_choose_pack(self) -> None:
-        start = self.ctx.settings.last_dir("kb_pack") or str(Path.home())
-        folder = QFileDialog.getExistingDirectory(self, "Folder of your own entry files", start)
+        caption = "Folder of your own entry files"
+        folder = ask_folder(self, self.ctx.settings, "kb_pack", caption, home=True)
         if folder:
-            self.ctx.settings.set_last_dir("kb_pack", folder)
             self.use_pack(folder)
 
     def _on_loaded(self, loaded: tuple[list[Entry], list[str]]) -> None:

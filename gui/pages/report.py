@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any
 
@@ -11,14 +10,11 @@ from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QTextBrowser,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -26,7 +22,8 @@ from core.fsutil import atomic_write_text
 from core.ops.report import build
 from core.report import Redaction, render
 from gui.context import AppContext
-from gui.pages.base import Page, label
+from gui.pages.base import Page, label, side_pane, splitter
+from gui.widgets.file_dialog import ask_save_file
 
 FORMATS = (
     ("md", "Markdown (GitHub)"),
@@ -79,11 +76,6 @@ class ReportPage(Page):
     """The report is redacted by default; single items can be revealed, and stay listed."""
 
     key = "report"
-    title = "Report"
-    subtitle = (
-        "A diagnostic report that is safe to paste publicly: secrets, user and host names, "
-        "paths under your home and GPU serials are redacted and highlighted below."
-    )
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
@@ -104,19 +96,14 @@ class ReportPage(Page):
         self.export_button.clicked.connect(self._on_export)
         for widget in (self.build_button, self.format_box, self.export_button):
             self.action_row.addWidget(widget)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self._build_options())
+        options = self._build_options()
         self.preview = PreviewBrowser()
         self.preview.setOpenLinks(False)
         self.preview.anchorClicked.connect(self._on_anchor)
-        splitter.addWidget(self.preview)
-        splitter.setSizes([320, 740])
-        self.body.addWidget(splitter, 1)
+        self.body.addWidget(splitter(options, self.preview, sizes=[320, 740]), 1)
 
     def _build_options(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(0, 0, 8, 0)
+        side, column = side_pane("left")
         column.addWidget(label("Include", "h2"))
         self.deep = QCheckBox("Deep environment check (imports torch in a child)")
         column.addWidget(self.deep)
@@ -275,12 +262,17 @@ class ReportPage(Page):
 
     def _on_export(self) -> None:
         fmt = str(self.format_box.currentData())
-        start = self.ctx.settings.last_dir("reports") or os.path.expanduser("~")
-        name = os.path.join(start, f"cuda-clinic-report.{fmt}")
-        path, _ = QFileDialog.getSaveFileName(self, "Export the report", name, f"*.{fmt}")
+        path = ask_save_file(
+            self,
+            self.ctx.settings,
+            "reports",
+            "Export the report",
+            f"cuda-clinic-report.{fmt}",
+            filters=f"*.{fmt}",
+            home=True,
+        )
         if not path:
             return
-        self.ctx.settings.set_last_dir("reports", os.path.dirname(path))
         if fmt == "pdf":
             # QTextDocument and QPdfWriter belong on the GUI thread; a report renders quickly.
             self.export_to(path, fmt)

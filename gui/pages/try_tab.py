@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from core.errors import UsageError
 from core.tryrun.model import VERDICT_WORDS
 from gui.context import AppContext
-from gui.pages.base import label, scroll_column
+from gui.pages.base import label, scroll_column, splitter
 from gui.tasks import RunTask
 from gui.widgets.answer_card import AnswerCard
 from gui.widgets.interpreter import InterpreterPicker
@@ -146,9 +146,7 @@ class TryTab(QWidget):
         return buttons
 
     def _build_output(self) -> QSplitter:
-        splitter = QSplitter()
         self.log = LogView()
-        splitter.addWidget(self.log)
         right = QWidget()
         right_column = QVBoxLayout(right)
         right_column.setContentsMargins(0, 0, 0, 0)
@@ -158,18 +156,12 @@ class TryTab(QWidget):
         scroll, self.answer_holder = scroll_column(0)
         self.answer_card: AnswerCard | None = None
         self.results = QTextBrowser()
-        parts = QSplitter(Qt.Orientation.Vertical)
-        parts.addWidget(scroll)
-        parts.addWidget(self.results)
-        parts.setSizes([420, 200])
-        right_column.addWidget(parts, 1)
+        right_column.addWidget(splitter(scroll, self.results, sizes=[420, 200], vertical=True), 1)
         self.confirm_button = QPushButton("Run these re-runs")
         self.confirm_button.setVisible(False)
         self.confirm_button.clicked.connect(self.start_fixes)
         right_column.addWidget(self.confirm_button)
-        splitter.addWidget(right)
-        splitter.setSizes([460, 560])
-        return splitter
+        return splitter(self.log, right, sizes=[460, 560])
 
     # -- actions --------------------------------------------------------------------------
     def start(self) -> None:

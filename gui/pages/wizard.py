@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
     QTextBrowser,
@@ -32,8 +31,7 @@ from core.wizard.model import Scenario
 from core.wizard.record import StepFinished, StepStarted, WizardEvent, WizardRun
 from gui.charts import ChartView
 from gui.context import AppContext
-from gui.pages.base import Page, label
-from gui.tasks import RunTask
+from gui.pages.base import RunPage, label, side_pane, splitter
 from gui.widgets.answer_card import AnswerCard
 from gui.widgets.cards import FindingBox, KeyValueGrid
 from gui.widgets.entry_view import markdown_html
@@ -72,42 +70,28 @@ def _pane(*widgets: QWidget, stretch: int | None = -1) -> QWidget:
     return pane
 
 
-class WizardPage(Page):
+class WizardPage(RunPage):
     """Runs a scenario through the core's worker (child processes) on a run thread."""
 
     key = "wizard"
-    title = "Fix wizard"
-    subtitle = (
-        "Reproduce a documented error on this machine in an isolated process, try each "
-        "workaround, and see which ones really fix it and what they cost."
-    )
+    run_text = "Run on this machine"
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
         self.scenario: Scenario | None = None
-        self.task: RunTask | None = None
         self.run: WizardRun | None = None
         self.env: Environment | None = None
         self.entry: Entry | None = None
         self.cannot_run = ""  # why this machine cannot run the chosen scenario ("" if it can)
         self.answer_card: AnswerCard | None = None
-        self.run_button = QPushButton("Run on this machine")
-        self.run_button.setProperty("primary", True)
-        self.run_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.clicked.connect(self.cancel)
         self.action_row.addWidget(self.cancel_button)
         self.action_row.addWidget(self.run_button)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self._build_left())
-        splitter.addWidget(self._build_right())
-        splitter.setSizes([250, 810])
+        scenario_panes = splitter(self._build_left(), self._build_right(), sizes=[250, 810])
         # "Your script": the user's own failing command under the clinic (core.tryrun).
         from gui.pages.try_tab import TryTab
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(splitter, "Documented errors")
+        self.tabs.addTab(scenario_panes, "Documented errors")
         self.try_tab = TryTab(ctx)
         self.tabs.addTab(self.try_tab, "Your script")
         self.body.addWidget(self.tabs, 1)
@@ -116,9 +100,7 @@ class WizardPage(Page):
         ctx.target.changed.connect(lambda _p: self._check_machine())
 
     def _build_left(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(0, 0, 8, 0)
+        side, column = side_pane("left")
         column.addWidget(label("Scenarios", "h2"))
         self.scenario_list = QListWidget()
         self.scenario_list.setItemDelegate(TwoLineDelegate(self.scenario_list))
@@ -145,9 +127,7 @@ class WizardPage(Page):
         return side
 
     def _build_right(self) -> QWidget:
-        side = QWidget()
-        column = QVBoxLayout(side)
-        column.setContentsMargins(8, 0, 0, 0)
+        side, column = side_pane("right")
         self.stepper = Stepper(STEP_TITLES)
         self.stepper.step_clicked.connect(self.show_step)
         self.stepper.set_colors(self.ctx.theme.colors)
@@ -259,14 +239,14 @@ class WizardPage(Page):
         self._check_machine()
 
     def _on_scenario_chosen(self, item: QListWidgetItem | None, _old: object) -> None:
-        if item is None or (self.task is not None and self.task.is_running()):
+        if item is None or self.running():
             return
         if not item.data(Qt.ItemDataRole.UserRole):
             return  # a group header
         self.scenario = get_scenario(str(item.data(Qt.ItemDataRole.UserRole)))
         self.run = None
         self.cannot_run = ""
-        self.run_button.setText("Run on this machine")  # "Re-run" belongs to the last scenario
+        self.run_button.setText(self.run_text)  # "Re-run" belongs to the last scenario
         self.stepper.reset()
         self.table.set_steps([s.to_dict() for s in self.scenario.steps], self.ctx.theme.colors)
         self.log.clear()
@@ -358,7 +338,7 @@ class WizardPage(Page):
     def _set_runnable(self) -> None:
         """Run buttons: disabled, with the reason, where this machine cannot run the wizard;
         then the Fix step shows the KB's fix, marked not verified on this machine."""
-        busy = self.task is not None and self.task.is_running()
+        busy = self.running()
         for button in (self.run_button, self.reproduce_button):
             button.setEnabled(not self.cannot_run and not busy)
             button.setToolTip(f"Cannot run here: {self.cannot_run}" if self.cannot_run else "")
@@ -379,7 +359,7 @@ class WizardPage(Page):
 
     def start(self) -> None:
         """Run the chosen scenario (a re-run when one was shown) in the target interpreter."""
-        if self.scenario is None or (self.task is not None and self.task.is_running()):
+        if self.scenario is None or self.running():
             return
         if self.cannot_run:
             self.status.emit(f"Cannot run here: {self.cannot_run}.")
@@ -396,25 +376,17 @@ class WizardPage(Page):
         self.stepper.set_state(REPRODUCE, "running")
         self.show_step(REPRODUCE)
         self.step_label.setText(f"Running {scenario_id} in {self.ctx.target.effective} …")
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
         self.scenario_list.setEnabled(False)
-        self.begin_busy()
-        self.task = self.ctx.tasks.start_run(
+        self.start_task(
             lambda on_event, cancel: wizard(
                 scenario_id, python=python, on_event=on_event, cancel=cancel
             ),
-            name="wizard",
-            on_progress=self._on_event,
-            on_finished=self._on_finished,
-            on_failed=self._on_failed,
+            "wizard",
         )
 
     def cancel(self) -> None:
         """Stop the run: the worker's whole process group is killed."""
-        if self.task is not None:
-            self.task.cancel()
-            self.cancel_button.setEnabled(False)
+        if self.stop_run():
             self.step_label.setText("Cancelling: stopping the worker and everything it started …")
 
     def _on_event(self, event: WizardEvent) -> None:
@@ -443,7 +415,7 @@ class WizardPage(Page):
             self.run_progress.setValue(self.run_progress.value() + 1)
 
     def _on_finished(self, run: WizardRun) -> None:
-        self._run_ended()
+        self.end_run()
         if run.cannot_run:
             self.cannot_run = run.cannot_run
             self.status.emit(f"Cannot run here: {self.cannot_run}. Nothing was saved.")
@@ -456,16 +428,14 @@ class WizardPage(Page):
         self._load_history()
 
     def _on_failed(self, exc: BaseException) -> None:
-        self._run_ended()
         self.stepper.set_state(REPRODUCE, "failed")
         self.step_label.setText(f"The run could not start: {exc}")
-        self.ctx.errors.report(exc)
+        super()._on_failed(exc)
 
-    def _run_ended(self) -> None:
-        self.end_busy()
-        self.run_button.setEnabled(not self.cannot_run)
+    def end_run(self, can_run: bool = True) -> None:
+        """The run ended: Run becomes Re-run (if this machine can run it), scenarios unlock."""
+        super().end_run(can_run and not self.cannot_run)
         self.run_button.setText("Re-run")
-        self.cancel_button.setEnabled(False)
         self.scenario_list.setEnabled(True)
 
     def show_run(self, run: WizardRun) -> None:
@@ -574,7 +544,7 @@ class WizardPage(Page):
 
     def _on_history_chosen(self, item: QListWidgetItem) -> None:
         run_id = item.data(Qt.ItemDataRole.UserRole)
-        if run_id is None or (self.task is not None and self.task.is_running()):
+        if run_id is None or self.running():
             return
         self.ctx.data.history(lambda h: h.get_run(int(run_id), WizardRun), self._on_stored_run)
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QWidget
 
 from core.target import resolve_python
 from gui.context import AppContext
 from gui.discover import FoundPython, discover
+from gui.widgets.file_dialog import ask_open_file
 
 
 class InterpreterPicker(QWidget):
@@ -72,10 +72,9 @@ class InterpreterPicker(QWidget):
         self.choose(str(self.combo.itemData(index)))
 
     def _on_browse(self) -> None:
-        start = self.ctx.settings.last_dir("python") or os.path.expanduser("~")
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a Python interpreter", start)
+        caption = "Choose a Python interpreter"
+        path = ask_open_file(self, self.ctx.settings, "python", caption, home=True)
         if path:
-            self.ctx.settings.set_last_dir("python", os.path.dirname(path))
             self.choose(path)
 
     def choose(self, path: str) -> None:

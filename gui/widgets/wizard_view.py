@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
@@ -166,36 +167,52 @@ def verdict_html(verdict: Verdict | None, colors: Colors) -> str:
         return "<p style='font-size:11pt'></p>"
     parts = [f"<p style='font-size:11pt'>{html.escape(verdict.summary)}</p>"]
     if verdict.recommendations:
-        items = "".join(f"<li>{html.escape(r)}</li>" for r in verdict.recommendations)
-        parts.append(f"<h4>Recommended change</h4><ul>{items}</ul>")
+        parts.append(_list_html("Recommended change", verdict.recommendations))
     if verdict.verified_fixes:
-        rows = "".join(
-            f"<tr><td>{html.escape(f.title)}</td><td align='right'>{_ratio(f.cost_ratio)}</td></tr>"
-            for f in verdict.verified_fixes
-        )
         parts.append(
-            "<h4>Verified on this machine</h4><table cellpadding='4'>"
-            "<tr><th align='left'>Fix</th><th align='right'>Time vs baseline</th></tr>"
-            f"{rows}</table>"
+            _table_html(
+                "Verified on this machine",
+                "<th align='left'>Fix</th><th align='right'>Time vs baseline</th>",
+                (
+                    f"<td>{html.escape(f.title)}</td><td align='right'>{_ratio(f.cost_ratio)}</td>"
+                    for f in verdict.verified_fixes
+                ),
+            )
         )
     if verdict.not_fixes:
-        items = "".join(f"<li>{html.escape(n.title or n.step)}</li>" for n in verdict.not_fixes)
-        parts.append(f"<h4>Tried, does not fix it here</h4><ul>{items}</ul>")
-    if verdict.claims:
-        rows = "".join(
-            f"<tr><td>{html.escape(c.claim)}</td>"
-            f"<td>{html.escape(c.claimed)}</td>"
-            f"<td>{html.escape(c.measured)}</td>"
-            f"<td style='color:{_claim_verdict(c.holds, colors)[1]}'>"
-            f"{_claim_verdict(c.holds, colors)[0]}</td></tr>"
-            for c in verdict.claims
-        )
         parts.append(
-            "<h4>The source's claims against our measurement</h4><table cellpadding='4'>"
-            "<tr><th align='left'>Claim</th><th align='left'>Claimed</th>"
-            f"<th align='left'>Measured</th><th align='left'></th></tr>{rows}</table>"
+            _list_html(
+                "Tried, does not fix it here", (n.title or n.step for n in verdict.not_fixes)
+            )
+        )
+    if verdict.claims:
+        parts.append(
+            _table_html(
+                "The source's claims against our measurement",
+                "<th align='left'>Claim</th><th align='left'>Claimed</th>"
+                "<th align='left'>Measured</th><th align='left'></th>",
+                (
+                    f"<td>{html.escape(c.claim)}</td>"
+                    f"<td>{html.escape(c.claimed)}</td>"
+                    f"<td>{html.escape(c.measured)}</td>"
+                    f"<td style='color:{_claim_verdict(c.holds, colors)[1]}'>"
+                    f"{_claim_verdict(c.holds, colors)[0]}</td>"
+                    for c in verdict.claims
+                ),
+            )
         )
     return "".join(parts)
+
+
+def _list_html(title: str, items: Iterable[str]) -> str:
+    """A titled bullet list of plain-text items."""
+    return f"<h4>{title}</h4><ul>{''.join(f'<li>{html.escape(i)}</li>' for i in items)}</ul>"
+
+
+def _table_html(title: str, head: str, rows: Iterable[str]) -> str:
+    """A titled table; `head` and each of `rows` are the cells of one row."""
+    body = "".join(f"<tr>{cells}</tr>" for cells in (head, *rows))
+    return f"<h4>{title}</h4><table cellpadding='4'>{body}</table>"
 
 
 def _claim_verdict(holds: object, colors: Colors) -> tuple[str, str]:

@@ -14,11 +14,13 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
 
 from gui.app import configure_identity
 from gui.context import AppContext, TargetInterpreter
 from gui.data import DataService
 from gui.errors import ErrorReporter
+from gui.main_window import MainWindow
 from gui.settings import Settings
 from gui.tasks import TaskRunner
 from gui.theme import ThemeManager
@@ -57,6 +59,14 @@ def ctx(qapp: QApplication, settings_path: Path) -> Iterator[AppContext]:
     yield context
     tasks.shutdown()
     reporter.close_all()
+
+
+@pytest.fixture
+def window(qtbot: QtBot, ctx: AppContext) -> MainWindow:
+    """The real main window on the test's context, not yet shown; qtbot closes it afterwards."""
+    main = MainWindow(ctx)
+    qtbot.addWidget(main)
+    return main
 
 
 @pytest.fixture(autouse=True)

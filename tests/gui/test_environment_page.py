@@ -43,7 +43,9 @@ def slow_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def start_deep_check(
     qtbot: QtBot, window: MainWindow, pids: Path
 ) -> tuple[EnvironmentPage, list[int]]:
-    """Show the page, let its first quick check finish, start a deep check stuck in torch."""
+    """Show the window on the page, let its first quick check finish, start a deep check stuck
+    in torch."""
+    window.show()
     page = window.show_page("environment")
     assert isinstance(page, EnvironmentPage)
     qtbot.wait_until(lambda: page.env is not None and page.running is None, timeout=60_000)
@@ -56,11 +58,8 @@ def start_deep_check(
 
 
 def test_closing_during_a_deep_check_ends_its_probe_processes(
-    qtbot, ctx: AppContext, slow_torch: Path
+    qtbot, ctx: AppContext, slow_torch: Path, window: MainWindow
 ) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
-    window.show()
     _page, probes = start_deep_check(qtbot, window, slow_torch)
     window.close()
     assert not ctx.tasks.active_runs()
@@ -68,11 +67,8 @@ def test_closing_during_a_deep_check_ends_its_probe_processes(
 
 
 def test_cancel_button_stops_a_deep_check_and_keeps_the_last_result(
-    qtbot, ctx: AppContext, slow_torch: Path
+    qtbot, ctx: AppContext, slow_torch: Path, window: MainWindow
 ) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
-    window.show()
     page, probes = start_deep_check(qtbot, window, slow_torch)
     before = page.env
     page.cancel_button.click()

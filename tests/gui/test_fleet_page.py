@@ -119,9 +119,7 @@ def test_a_bad_path_is_one_message(qtbot, ctx: AppContext, tmp_path: Path) -> No
     assert page.model.rowCount() == 0 and not ctx.errors.unexpected
 
 
-def test_fleet_is_in_the_sidebar(qtbot, ctx: AppContext, saved_run: Path) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
+def test_fleet_is_in_the_sidebar(qtbot, window: MainWindow, saved_run: Path) -> None:
     page = window.show_page("fleet", str(saved_run))
     assert isinstance(page, FleetPage)
     qtbot.wait_until(lambda: page.model.rowCount() == 13, timeout=20_000)

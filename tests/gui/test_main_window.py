@@ -9,15 +9,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel
 
 from gui.context import AppContext
-from gui.main_window import PAGES, MainWindow
+from gui.main_window import MainWindow
+from gui.pages.registry import PAGES
 from gui.settings import Settings
 
 
-def test_ctrl_number_switches_pages_and_builds_them_lazily(qtbot, ctx: AppContext) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
+def test_ctrl_number_switches_pages_and_builds_them_lazily(qtbot, window: MainWindow) -> None:
     with qtbot.wait_active(window):
         window.show()
         window.activateWindow()
@@ -31,9 +31,17 @@ def test_ctrl_number_switches_pages_and_builds_them_lazily(qtbot, ctx: AppContex
     window.close()
 
 
-def test_navigation_request_opens_the_target_page(qtbot, ctx: AppContext) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
+def test_each_page_heads_itself_with_its_sidebar_title(window: MainWindow) -> None:
+    for row, spec in enumerate(PAGES):
+        page = window.page(spec.key)
+        assert page.key == spec.key
+        headings = [w.text() for w in page.findChildren(QLabel) if w.property("role") == "h1"]
+        assert headings == [spec.title] == [window.sidebar.item(row).text()]
+        assert page.subtitle_label.text() == spec.subtitle != ""
+    window.close()
+
+
+def test_navigation_request_opens_the_target_page(window: MainWindow) -> None:
     knowledge = window.show_page("knowledge")
     knowledge.navigate.emit("wizard", "cuda/rnn-dtype-mismatch")
     assert window.current_key() == "wizard"
@@ -41,9 +49,9 @@ def test_navigation_request_opens_the_target_page(qtbot, ctx: AppContext) -> Non
     window.close()
 
 
-def test_window_state_and_page_are_remembered(qtbot, ctx: AppContext, settings_path) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
+def test_window_state_and_page_are_remembered(
+    qtbot, ctx: AppContext, window: MainWindow, settings_path
+) -> None:
     window.show()
     window.resize(1111, 707)
     window.show_page("knowledge")
@@ -65,9 +73,7 @@ def test_target_interpreter_is_remembered(ctx: AppContext, settings_path) -> Non
     assert again.recent_pythons()[0] == "/opt/envs/train/bin/python"
 
 
-def test_theme_choice_restyles_and_is_saved(qtbot, ctx: AppContext) -> None:
-    window = MainWindow(ctx)
-    qtbot.addWidget(window)
+def test_theme_choice_restyles_and_is_saved(ctx: AppContext, window: MainWindow) -> None:
     window.theme_box.setCurrentIndex(window.theme_box.findData("dark"))
     assert ctx.theme.colors.name == "dark"
     assert ctx.settings.theme() == "dark"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytestqt.qtbot import QtBot
+
 from core.answer import answer_for
 from core.kb import match, open_kb
 from gui.theme import LIGHT
@@ -15,14 +17,20 @@ LOG = Path(__file__).resolve().parents[1] / "data" / "answer" / "issue-21-scope-
 MEASURED = "measured on torch 2.11 / CUDA 13.0 / cuDNN 9.19 / H200 (sm_90), 2026-11-26"
 
 
-def test_the_answer_card_names_the_stack_and_the_difference(qtbot) -> None:
-    text = LOG.read_text(encoding="utf-8")
+def _card(qtbot: QtBot, log: Path) -> AnswerCard:
+    """The answer card the app shows for the log at `log`, matched against the bundled KB."""
+    text = log.read_text(encoding="utf-8")
     with open_kb() as kb:
         report = match(text, kb)
         answer = answer_for(text, report.to_dict(), kb, use_history=False)
     card = AnswerCard(answer, LIGHT)
     qtbot.addWidget(card)
-    assert answer.entry == "cuda/cudnn-status-internal-error"
+    return card
+
+
+def test_the_answer_card_names_the_stack_and_the_difference(qtbot) -> None:
+    card = _card(qtbot, LOG)
+    assert card.answer.entry == "cuda/cudnn-status-internal-error"
     assert MEASURED in card.fix_sure.text()
     assert "your cuDNN 8.3.2 is another major version than cuDNN 9.19.0" in card.fix_sure.text()
     assert all(MEASURED in item.toolTip() or "reported on" in item.toolTip() for item in card.also)
@@ -31,14 +39,8 @@ def test_the_answer_card_names_the_stack_and_the_difference(qtbot) -> None:
 def test_another_frameworks_log_gets_no_pytorch_answer_in_the_card(qtbot) -> None:
     """A JAX log (jax-ml/jax#16078): the card names JAX and the status's general meaning, and
     offers no PyTorch fix."""
-    near = LOG.parents[1] / "matcher_nearmiss" / "cases" / "jax-16078.txt"
-    text = near.read_text(encoding="utf-8")
-    with open_kb() as kb:
-        report = match(text, kb)
-        answer = answer_for(text, report.to_dict(), kb, use_history=False)
-    card = AnswerCard(answer, LIGHT)
-    qtbot.addWidget(card)
-    assert answer.entry is None and not answer.fixes
+    card = _card(qtbot, LOG.parents[1] / "matcher_nearmiss" / "cases" / "jax-16078.txt")
+    assert card.answer.entry is None and not card.answer.fixes
     title = card.title.text().replace("\u200b", "")  # soft_wrap's break points
     assert title == "<b>A JAX log: no PyTorch entry applies</b>"
     assert card.cause.text().startswith("This log is from JAX, not PyTorch")

@@ -14,23 +14,9 @@ from core.errors import KBError
 from core.wizard.worker import Worker
 from gui.context import AppContext
 from gui.tasks import RunTask
+from tests.gui.procs import group_alive
 
 STEPS = Path(__file__).resolve().parents[1] / "data" / "steps"
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is in group `pgid` (zombies wait for a reaper)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
 
 
 def test_success_callback_runs_on_the_gui_thread(qtbot, ctx: AppContext) -> None:
@@ -121,11 +107,11 @@ def test_cancelling_a_hanging_run_ends_its_process_group(qtbot, ctx: AppContext)
     qtbot.wait_until(lambda: bool(pids), timeout=30000)
     grandchild = pids[0]
     pgid = os.getpgid(grandchild)
-    assert _group_alive(pgid)
+    assert group_alive(pgid)
     with qtbot.wait_signal(task.finished, timeout=15000) as blocker:
         task.cancel()
     assert blocker.args[0].status == "cancelled"
-    assert not _group_alive(pgid)
+    assert not group_alive(pgid)
 
 
 def test_shutdown_cancels_runs_and_kills_their_groups(qtbot, ctx: AppContext) -> None:
@@ -140,6 +126,6 @@ def test_shutdown_cancels_runs_and_kills_their_groups(qtbot, ctx: AppContext) ->
     pgid = os.getpgid(pids[0])
     ctx.tasks.shutdown(timeout=15)
     assert not task.is_running()
-    assert not _group_alive(pgid)
+    assert not group_alive(pgid)
     with pytest.raises(RuntimeError):
         ctx.tasks.run(lambda: None, lambda _r: None)

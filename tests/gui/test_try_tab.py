@@ -6,31 +6,42 @@ import os
 import sys
 from pathlib import Path
 
+from pytestqt.qtbot import QtBot
+
 from gui.context import AppContext
+from gui.pages.try_tab import TryTab
 from gui.pages.wizard import WizardPage
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "scripts"
 
 
-def _tab(qtbot, ctx: AppContext):  # type: ignore[no-untyped-def]
+def _tab(qtbot: QtBot, ctx: AppContext, command: str, folder: Path | None = None) -> TryTab:
+    """The wizard's "Your script" tab with `command` (and the project `folder`) typed in."""
     page = WizardPage(ctx)
     qtbot.addWidget(page)
     page.tabs.setCurrentWidget(page.try_tab)
     assert page.tabs.tabText(page.tabs.currentIndex()) == "Your script"
     assert not page.run_button.isVisible() or not page.isVisible()
-    return page.try_tab
+    tab = page.try_tab
+    tab.command.setText(command)
+    if folder is not None:
+        tab.folder.setText(str(folder))
+    return tab
+
+
+def _wait_for_the_result(qtbot: QtBot, tab: TryTab) -> None:
+    """Wait until the tab's run has ended with a status."""
+    qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
 
 
 def test_a_failing_script_is_matched_then_fixed_after_the_user_sees_the_reruns(
     qtbot, ctx: AppContext, tmp_path: Path
 ) -> None:
-    tab = _tab(qtbot, ctx)
-    tab.command.setText(f"{sys.executable} {SCRIPTS / 'deterministic_put.py'}")
-    tab.folder.setText(str(tmp_path))
+    tab = _tab(qtbot, ctx, f"{sys.executable} {SCRIPTS / 'deterministic_put.py'}", tmp_path)
     tab.timeout.setValue(120)
     tab.run_button.click()
     assert tab.cancel_button.isEnabled()
-    qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
+    _wait_for_the_result(qtbot, tab)
     assert tab.result.status == "failed"
     assert "deterministic mode on" in tab.log.toPlainText()  # the live log
     assert tab.log.lineWrapMode() == tab.log.LineWrapMode.WidgetWidth  # the error line fits
@@ -61,8 +72,7 @@ def test_a_failing_script_is_matched_then_fixed_after_the_user_sees_the_reruns(
 
 
 def test_cancel_stops_a_hanging_script_and_what_it_started(qtbot, ctx: AppContext) -> None:
-    tab = _tab(qtbot, ctx)
-    tab.command.setText(f"{sys.executable} {SCRIPTS / 'hang.py'}")
+    tab = _tab(qtbot, ctx, f"{sys.executable} {SCRIPTS / 'hang.py'}")
     tab.run_button.click()
     qtbot.wait_until(lambda: "waiting for the data loader" in tab.log.toPlainText(), timeout=60000)
     assert "waiting for the command to fail or exit" in tab.status.text()
@@ -75,8 +85,7 @@ def test_cancel_stops_a_hanging_script_and_what_it_started(qtbot, ctx: AppContex
 
 
 def test_a_command_that_is_not_found_is_one_sentence(qtbot, ctx: AppContext) -> None:
-    tab = _tab(qtbot, ctx)
-    tab.command.setText("no-such-program-xyz --flag")
+    tab = _tab(qtbot, ctx, "no-such-program-xyz --flag")
     tab.run_button.click()
     assert tab.task is None
     assert tab.status.text() == "try: no-such-program-xyz: command not found on PATH"
@@ -87,10 +96,8 @@ def test_a_leading_python_word_runs_the_chosen_interpreter_not_the_one_on_path(
 ) -> None:
     # "This app's Python" is chosen (no target path): `python` must still mean the app's own
     # interpreter (which has torch here), not whatever `python` is first on PATH.
-    tab = _tab(qtbot, ctx)
-    tab.command.setText(f"python {SCRIPTS / 'deterministic_put.py'}")
-    tab.folder.setText(str(tmp_path))
+    tab = _tab(qtbot, ctx, f"python {SCRIPTS / 'deterministic_put.py'}", tmp_path)
     tab.run_button.click()
-    qtbot.wait_until(lambda: tab.task is None and bool(tab.result.status), timeout=120000)
+    _wait_for_the_result(qtbot, tab)
     assert "deterministic mode on" in tab.log.toPlainText()
     assert "No module named 'torch'" not in tab.log.toPlainText()

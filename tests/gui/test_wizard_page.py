@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from core.wizard.record import StepStarted
 from gui.context import AppContext
 from gui.pages.wizard import RECOMMEND, REPRODUCE, WizardPage
+from tests.gui.procs import group_alive, processes
 
 SCENARIO = "cuda/rnn-dtype-mismatch"  # runs on the CPU build of torch
 
@@ -15,31 +15,16 @@ SCENARIO = "cuda/rnn-dtype-mismatch"  # runs on the CPU build of torch
 def _workers() -> list[int]:
     """Pids of live worker children of this test process."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for proc in processes():
+        if proc.ppid != os.getpid() or proc.state == "Z":
             continue
         try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
+            cmdline = (proc.path / "cmdline").read_bytes()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"worker_main.py" in cmdline:
-            found.append(int(entry.name))
+        if b"worker_main.py" in cmdline:
+            found.append(proc.pid)
     return found
-
-
-def _group_alive(pgid: int) -> bool:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return True
-    return False
 
 
 def _page(qtbot, ctx: AppContext) -> WizardPage:
@@ -87,7 +72,7 @@ def test_cancel_ends_the_worker_process_group(qtbot, ctx: AppContext) -> None:
     pgid = os.getpgid(_workers()[0])
     page.cancel()
     qtbot.wait_until(lambda: page.run is not None, timeout=30000)
-    assert not _group_alive(pgid)
+    assert not group_alive(pgid)
     assert not _workers()
     skipped = [s for s in page.run.steps if s.outcome in ("skipped", "cancelled")]
     assert skipped, "steps after the cancel are not run"

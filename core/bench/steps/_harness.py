@@ -283,27 +283,31 @@ def _matmul_size(device: torch.device, dtype_name: str, quick: bool) -> int:
 
 
 def time_config(
+    what: str,
     build: Callable[[dict[str, object], torch.device, torch.dtype], tuple[Any, Sequence[Any]]],
     params: dict[str, Any],
-    device: torch.device,
-    dtype: torch.dtype,
+    emit: Callable[[dict[str, object]], None],
+    **cudnn: bool,
 ) -> dict[str, object]:
-    """Build one sweep configuration and time it with its repeat budget; a configuration torch
-    cannot run comes back skipped (the sweep files' run_config)."""
-    try:
-        fn, inputs = build(params, device, dtype)
-        return measure(
-            fn,
-            inputs,
-            device,
-            budget_s=params.get("budget_s", 0.3),
-            warmup=params.get("warmup", 3),
-            warmup_s=params.get("warmup_s", 0.0),
-            min_repeats=params.get("min_repeats", 10),
-            max_repeats=params.get("max_repeats", 200),
-        )
-    except NotImplementedError as exc:
-        return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
+    """A sweep file's run_config: build one configuration of `what` and time it with its repeat
+    budget under its dtype and the `cudnn` switches; one torch cannot run comes back skipped."""
+    device = pick_device(params)
+    emit({"kind": "progress", "message": f"{what} {params.get('name', '')}"})
+    with precision(params["dtype"]) as dtype, cudnn_flags(**cudnn):
+        try:
+            fn, inputs = build(params, device, dtype)
+            return measure(
+                fn,
+                inputs,
+                device,
+                budget_s=params.get("budget_s", 0.3),
+                warmup=params.get("warmup", 3),
+                warmup_s=params.get("warmup_s", 0.0),
+                min_repeats=params.get("min_repeats", 10),
+                max_repeats=params.get("max_repeats", 200),
+            )
+        except NotImplementedError as exc:
+            return {"skipped": f"torch cannot run this configuration: {exc}".splitlines()[0]}
 
 
 def matmul_ceiling(device: torch.device, dtype_name: str, quick: bool = False) -> dict[str, object]:

@@ -68,14 +68,12 @@ def run_config(
     params: dict[str, object], emit: Callable[[dict[str, object]], None]
 ) -> dict[str, object]:
     """Step: time one convolution configuration; one torch cannot run comes back skipped."""
-    device = harness.pick_device(params)
-    emit({"kind": "progress", "message": f"conv {params.get('name', '')}"})
-    with (
-        harness.precision(params["dtype"]) as dtype,
-        harness.cudnn_flags(
-            enabled=True,
-            benchmark=bool(params.get("benchmark")),
-            deterministic=bool(params.get("deterministic")),
-        ),
-    ):
-        return harness.time_config(build, params, device, dtype)
+    return harness.time_config(
+        "conv",
+        build,
+        params,
+        emit,
+        enabled=True,
+        benchmark=bool(params.get("benchmark")),
+        deterministic=bool(params.get("deterministic")),
+    )

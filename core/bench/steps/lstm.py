@@ -78,10 +78,4 @@ def run_config(
     params: dict[str, object], emit: Callable[[dict[str, object]], None]
 ) -> dict[str, object]:
     """Step: time one LSTM configuration; a configuration torch cannot run comes back skipped."""
-    device = harness.pick_device(params)
-    emit({"kind": "progress", "message": f"LSTM {params.get('name', '')}"})
-    with (
-        harness.precision(params["dtype"]) as dtype,
-        harness.cudnn_flags(enabled=params["impl"] == "cudnn"),
-    ):
-        return harness.time_config(build, params, device, dtype)
+    return harness.time_config("LSTM", build, params, emit, enabled=params["impl"] == "cudnn")

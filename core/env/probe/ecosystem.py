@@ -145,13 +145,20 @@ def library(path: str) -> ExtLibrary:
     return out
 
 
-def _record(dist_info: str) -> list[str]:
-    """The files a wheel installed, from its RECORD (relative to the site folder)."""
+_LIBRARY_NAME = re.compile(r"\.so(\.\d+)*$")
+
+
+def _record_libraries(dist_info: str) -> list[str]:
+    """The shared libraries a wheel installed, from its RECORD (relative to the site folder).
+    Lines without ".so" are dropped before any regex: over a venv's 19,000 RECORD lines the
+    regex on every line took two thirds of this module's time."""
     try:
         with open(os.path.join(dist_info, "RECORD"), encoding="utf-8") as fh:
-            return [line.rsplit(",", 2)[0] for line in fh.read(8 << 20).splitlines() if line]
+            text = fh.read(8 << 20)
     except OSError:
         return []
+    paths = (line.rsplit(",", 2)[0] for line in text.splitlines() if ".so" in line)
+    return [path for path in paths if _LIBRARY_NAME.search(path)]
 
 
 def _requires_torch(dist_info: str) -> str | None:
@@ -178,7 +185,7 @@ def packages(site_dirs: list[str], deadline: float) -> list[ExtPackage]:
             name = match.group(1).lower().replace("_", "-").replace(".", "-")
             if name == "torch" or (name.startswith("nvidia-") and name != "nvidia-apex"):
                 continue
-            files = [f for f in _record(dist_info) if re.search(r"\.so(\.\d+)*$", f)]
+            files = _record_libraries(dist_info)
             known = bool(GPU_PACKAGES.match(name))
             if not known:  # any other package: only libraries named like a CUDA extension
                 files = [f for f in files if _EXTENSION_NAME.search(os.path.basename(f))][:3]

@@ -283,6 +283,26 @@ def error_event(exc: BaseException, **extra: object) -> JSONObject:
     }
 
 
+@contextmanager
+def reported(emit: Emit, **extra: object) -> Iterator[None]:
+    """An exception in the block is emitted as an error event (with `extra`), then travels on."""
+    try:
+        yield
+    except Exception as exc:
+        emit(error_event(exc, **extra))
+        raise
+
+
+@contextmanager
+def under_fill(blocks: list[Any], emit: Emit, **extra: object) -> Iterator[None]:
+    """The op that runs with the GPU filled: its error reported, the fill released after it."""
+    try:
+        with reported(emit, **extra):
+            yield
+    finally:
+        release_all(blocks)
+
+
 def finite_on_host(y: torch.Tensor, count: int = 4096) -> bool:
     """Check the first values on the CPU: a device-to-host copy needs no new GPU kernel.
 

@@ -66,14 +66,9 @@ def first_cudnn_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
         torch.backends.cudnn.enabled = False
     info["free_mb_at_op"] = round(kit.free_mb(), 1)
     emit({"kind": "info", "what": "first cuDNN op", "free_mb_at_op": info["free_mb_at_op"]})
-    try:
+    with kit.under_fill(blocks, emit, free_mb_at_op=info["free_mb_at_op"]):
         y = _conv(x, w)
         info["conv_ok"] = kit.finite_on_host(y)
-    except Exception as exc:
-        emit(kit.error_event(exc, free_mb_at_op=info["free_mb_at_op"]))
-        raise
-    finally:
-        kit.release_all(blocks)
     return info
 
 
@@ -90,12 +85,9 @@ def _run_conv(
     """The convolution under pressure; what it allocated beyond its output, or the error."""
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
-    try:
+    with kit.reported(emit, **{k: info[k] for k in ("free_mb_at_op", "cached_free_mb")}):
         y = _conv(x, w)
         ok = kit.finite_on_host(y)
-    except Exception as exc:
-        emit(kit.error_event(exc, **{k: info[k] for k in ("free_mb_at_op", "cached_free_mb")}))
-        raise
     out_bytes = y.numel() * y.element_size()
     extra = (torch.cuda.max_memory_allocated() - before - out_bytes) / kit.MB
     return {"conv_ok": ok, "extra_mb_during_conv": round(max(extra, 0.0), 1)}

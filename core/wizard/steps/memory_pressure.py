@@ -93,13 +93,8 @@ def first_op(params: kit.Params, emit: Emit) -> kit.JSONObject:
     except kit.BudgetExceededError as exc:
         return {"skipped": str(exc), **info}
     info["free_mb_at_op"] = round(kit.free_mb(), 1)
-    try:
+    with kit.under_fill(blocks, emit, free_mb_at_op=info["free_mb_at_op"]):
         y = culprit(op, x)
         torch.cuda.synchronize()
         info["ok"] = bool(y.shape[0])
-    except Exception as exc:
-        emit(kit.error_event(exc, free_mb_at_op=info["free_mb_at_op"]))
-        raise
-    finally:
-        kit.release_all(blocks)
     return info

@@ -75,15 +75,32 @@ def test_themes_differ_in_background_and_text_colour(conv_quick: dict[str, Any])
     assert light_bg != light_fg and dark_bg != dark_fg
 
 
-def test_text_is_escaped_and_missing_values_are_marked() -> None:
-    chart = BarChart(
+def _chart(
+    series: Series,
+    categories: tuple[str, ...] = ("a", "b"),
+    title: str = "t",
+    subtitle: str = "",
+    log_scale: bool = False,
+) -> BarChart:
+    """A hand-made one-series chart of median times per step in ms."""
+    return BarChart(
         id="x",
-        title="<cuDNN & friends>",
-        subtitle="a 'quoted' \"env\"",
-        categories=("a<b", "c"),
-        series=(Series("s&1", (1.0, None), (0.9, None), (1.2, None)),),
+        title=title,
+        subtitle=subtitle,
+        categories=categories,
+        series=(series,),
         axis_label="Median time per step",
         unit="ms",
+        log_scale=log_scale,
+    )
+
+
+def test_text_is_escaped_and_missing_values_are_marked() -> None:
+    chart = _chart(
+        Series("s&1", (1.0, None), (0.9, None), (1.2, None)),
+        categories=("a<b", "c"),
+        title="<cuDNN & friends>",
+        subtitle="a 'quoted' \"env\"",
     )
     svg = render_svg(chart)
     texts = _texts(svg)
@@ -92,16 +109,7 @@ def test_text_is_escaped_and_missing_values_are_marked() -> None:
 
 
 def test_log_axis_when_bars_span_decades() -> None:
-    chart = BarChart(
-        id="x",
-        title="t",
-        subtitle="",
-        categories=("a", "b"),
-        series=(Series("s", (0.1, 50.0), (0.09, 45.0), (0.12, 60.0)),),
-        axis_label="Median time per step",
-        unit="ms",
-        log_scale=True,
-    )
+    chart = _chart(Series("s", (0.1, 50.0), (0.09, 45.0), (0.12, 60.0)), log_scale=True)
     texts = _texts(render_svg(chart))
     assert "Median time per step (ms, log scale)" in texts
     assert {"0.1", "1", "10", "100"} <= set(texts)

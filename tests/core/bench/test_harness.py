@@ -129,14 +129,19 @@ def test_measure_times_real_work_longer_than_trivial_work() -> None:
     assert big["median_ms"] > 5 * small["median_ms"]
 
 
-def test_precision_and_cudnn_flags_are_restored() -> None:
-    before = (
+def _flags() -> tuple[bool, ...]:
+    """The global precision and cuDNN switches that the harness's context managers set."""
+    return (
         torch.backends.cuda.matmul.allow_tf32,
         torch.backends.cudnn.allow_tf32,
         torch.backends.cudnn.enabled,
         torch.backends.cudnn.benchmark,
         torch.backends.cudnn.deterministic,
     )
+
+
+def test_precision_and_cudnn_flags_are_restored() -> None:
+    before = _flags()
     with harness.precision("tf32") as dtype:
         assert dtype is torch.float32
         assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
@@ -145,14 +150,7 @@ def test_precision_and_cudnn_flags_are_restored() -> None:
         assert not torch.backends.cudnn.allow_tf32
     with harness.cudnn_flags(enabled=False, benchmark=True, deterministic=True):
         assert not torch.backends.cudnn.enabled and torch.backends.cudnn.benchmark
-    after = (
-        torch.backends.cuda.matmul.allow_tf32,
-        torch.backends.cudnn.allow_tf32,
-        torch.backends.cudnn.enabled,
-        torch.backends.cudnn.benchmark,
-        torch.backends.cudnn.deterministic,
-    )
-    assert after == before
+    assert _flags() == before
 
 
 def test_ceilings_measure_positive_rates_on_the_cpu() -> None:

@@ -16,6 +16,19 @@ def load_cases(root: Path) -> list[dict[str, str]]:
         return list(tomllib.load(handle)["case"])
 
 
+def cited_cases(root: Path, positives: int, negatives: int) -> list[dict[str, str]]:
+    """The set's cases, checked: at least `positives` labelled and `negatives` unlabelled ones,
+    each case's file present and its source a cited GitHub thread."""
+    cases = load_cases(root)
+    labelled = [c for c in cases if c["expected"]]
+    assert len(labelled) >= positives
+    assert len(cases) - len(labelled) >= negatives
+    for case in cases:
+        assert (root / case["file"]).is_file(), case["file"]
+        assert case["source"] and case["url"].startswith("https://github.com/"), case
+    return cases
+
+
 @dataclass
 class Score:
     """Top-1/top-3 hits over the positives, negatives matched confidently, one row per case."""

@@ -13,6 +13,7 @@ from core.kb.consistency import problems
 from core.kb.loader import load_dir, load_entries
 from core.kb.scope import Records
 from core.paths import resources_dir
+from tests.core.kb.sample import CITATION, sample_entry, sample_kb
 
 ENTRIES = load_entries()
 RECORDS = Records(resources_dir())
@@ -45,27 +46,11 @@ def test_every_verdict_carries_its_stack_and_date() -> None:
             assert all(s.date and s.text() for s in item.scopes), (entry.id, item.title)
 
 
-ENTRY = """+++
-id = "cuda/sample"
-title = "Sample error"
-domain = "cuda"
-category = "cudnn"
-summary = "One sentence."
-signatures = ['CUDNN_STATUS_SAMPLE']
-confidence = "medium"
-{top}
-
-{items}
-
-[[citations]]
-ref = "pytorch/pytorch#1"
-url = "https://github.com/pytorch/pytorch/issues/1"
+# The citation's thread and the stack it reported on (the scope of the verdicts citing it).
+REPORTED = """url = "https://github.com/pytorch/pytorch/issues/1"
 stack = {{ torch = "2.1", cudnn = "8.9.2", date = "2023-10-04" }}
-{more}
-+++
-
-Body.
-"""
+{more}"""
+ENTRY = sample_entry("{top}\n\n{items}\n", citation=f"{CITATION}\n{REPORTED}")
 GOOD = """[[workarounds]]
 title = "Free memory"
 verdict = "fixes"
@@ -92,10 +77,7 @@ def _record(**outcomes: str) -> dict[str, Any]:
 def _problems(
     tmp_path: Path, items: str, top: str = "", more: str = "", **outcomes: str
 ) -> list[str]:
-    root = tmp_path / "kb"
-    (root / "cuda").mkdir(parents=True)
-    text = ENTRY.format(top=top, items=items, more=more)
-    (root / "cuda/sample.md").write_text(text, encoding="utf-8")
+    root = sample_kb(tmp_path, ENTRY.format(top=top, items=items, more=more))
     (tmp_path / "evidence").mkdir()
     record = _record(**(outcomes or {"free": "fixed"}))
     (tmp_path / "evidence/cuda__sample.json").write_text(json.dumps(record), encoding="utf-8")

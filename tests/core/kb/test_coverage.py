@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from core.kb import KnowledgeBase, open_kb
+from core.kb import KnowledgeBase
 from tests.loadfile import load_module
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,13 +24,6 @@ SOURCE = re.compile(r"^([\w.-]+/[\w.-]+)#(\d+)$")
 
 
 COV = load_module("coverage_script", ROOT / "scripts/coverage.py")
-
-
-@pytest.fixture(scope="module")
-def bundled_kb() -> Iterator[KnowledgeBase]:
-    """The bundled KB, built from resources/kb if needed."""
-    with open_kb() as kb:
-        yield kb
 
 
 @pytest.mark.parametrize("name", SAMPLES)

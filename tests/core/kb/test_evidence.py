@@ -15,6 +15,7 @@ from core.kb.loader import load_dir, load_entries
 from core.kb.render import render_entry
 from core.kb.schema import Entry, Workaround, parse_entry
 from core.paths import resources_dir
+from tests.core.kb.sample import sample_entry, sample_kb
 
 RESOURCES = resources_dir()
 ENTRIES = load_entries()
@@ -147,33 +148,19 @@ def test_records_carry_no_machine_identifiers() -> None:
         assert '"env_vars"' not in text and "/home/" not in text, path.name
 
 
-ENTRY = """+++
-id = "cuda/sample"
-title = "Sample error"
-domain = "cuda"
-category = "cudnn"
-summary = "One sentence."
-signatures = ['CUDNN_STATUS_SAMPLE']
-confidence = "medium"
-
+ENTRY = sample_entry(
+    """
 [[workarounds]]
 title = "Free memory"
 verdict = "fixes"
 evidence = ["[run] measured"]
 {fields}
-
-[[citations]]
-ref = "pytorch/pytorch#1"
-+++
-
-Body.
 """
+)
 
 
 def _kb(tmp_path: Path, fields: str, record: bool = True) -> Path:
-    root = tmp_path / "kb"
-    (root / "cuda").mkdir(parents=True)
-    (root / "cuda/sample.md").write_text(ENTRY.format(fields=fields), encoding="utf-8")
+    root = sample_kb(tmp_path, ENTRY.format(fields=fields))
     if record:
         (tmp_path / "evidence").mkdir()
         (tmp_path / "evidence/run.json").write_text("{}", encoding="utf-8")

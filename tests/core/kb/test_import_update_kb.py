@@ -12,18 +12,12 @@ from typing import Any
 import pytest
 
 from core.kb.schema import parse_entry
+from tests.core.kb.sample import sample_entry, sample_kb
 
 ROOT = Path(__file__).resolve().parents[3]
 
-ENTRY = """+++
-id = "cuda/sample"
-title = "Sample error"
-domain = "cuda"
-category = "cudnn"
-summary = "One sentence."
-signatures = ['CUDNN_STATUS_SAMPLE']
-confidence = "medium"
-
+ENTRY = sample_entry(
+    """
 [[workarounds]]
 title = "Free memory"
 verdict = "fixes"
@@ -53,13 +47,8 @@ id = "locate"
 title = "Find it"
 kind = "fix"
 env = { LOCATE = "1" }
-
-[[citations]]
-ref = "pytorch/pytorch#1"
-+++
-
-Body.
 """
+)
 
 
 def _module() -> ModuleType:
@@ -94,9 +83,7 @@ def _record(outcome: str = "reproduced") -> dict[str, Any]:
 
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
-    root = tmp_path / "kb"
-    (root / "cuda").mkdir(parents=True)
-    (root / "cuda/sample.md").write_text(ENTRY, encoding="utf-8")
+    root = sample_kb(tmp_path, ENTRY)
     (tmp_path / "evidence").mkdir()
     (tmp_path / "evidence/cuda__sample.json").write_text("{}", encoding="utf-8")
     return root

@@ -12,29 +12,18 @@ import pytest
 from core.errors import KBError
 from core.kb.loader import load_dir, load_entries
 from core.kb.schema import parse_entry
+from tests.core.kb.sample import sample_entry
 
-GOOD = """+++
-id = "cuda/sample"
-title = "Sample error"
-domain = "cuda"
-category = "cudnn"
-summary = "One sentence."
-signatures = ['CUDNN_STATUS_SAMPLE']
-confidence = "medium"
-{extra}
+GOOD = sample_entry(
+    """{extra}
 
 [[workarounds]]
 title = "Try this"
 verdict = "fixes"
 evidence = ["pytorch/pytorch#1"]
-
-[[citations]]
-ref = "pytorch/pytorch#1"
-+++
-
-## What happens
-{body}
-"""
+""",
+    body="## What happens\n{body}",
+)
 
 
 def _write(root: Path, text: str, rel: str = "cuda/sample.md") -> Path:

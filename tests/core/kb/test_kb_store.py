@@ -13,7 +13,7 @@ import pytest
 
 from core.errors import KBError
 from core.kb import UnknownEntryError, ensure_built, open_kb
-from core.kb.build import SCHEMA_VERSION, source_digest, write_database
+from core.kb.build import ENTRY_TABLES, SCHEMA_VERSION, source_digest, write_database
 from core.kb.loader import load_entries
 from core.kb.render import render_entry
 from tests.core.clirun import run_core
@@ -47,15 +47,7 @@ def test_schema_tables_and_user_version(kb_src: Path, tmp_path: Path) -> None:
     _build(kb_src, dest)
     conn = sqlite3.connect(dest)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {
-        "entries",
-        "signatures",
-        "workarounds",
-        "dead_ends",
-        "seed_claims",
-        "citations",
-    } <= tables
-    assert "entries_fts" in tables
+    assert {*ENTRY_TABLES, "meta", "entries_fts"} <= tables
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

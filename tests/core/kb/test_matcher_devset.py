@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from core.kb import KnowledgeBase, open_kb
-from tests.core.kb.labelled import load_cases, score
+from core.kb import KnowledgeBase
+from tests.core.kb.labelled import cited_cases, score
 
 DEVSET = Path(__file__).resolve().parents[2] / "data" / "matcher"
 
 
-@pytest.fixture(scope="module")
-def bundled_kb() -> Iterator[KnowledgeBase]:
-    """The bundled KB, built from resources/kb if needed."""
-    with open_kb() as kb:
-        yield kb
-
-
 def test_devset_is_large_and_cited() -> None:
-    cases = load_cases(DEVSET)
-    positives = [c for c in cases if c["expected"]]
-    assert len(positives) >= 40
-    assert len(cases) - len(positives) >= 5
-    for case in cases:
-        assert (DEVSET / case["file"]).is_file(), case["file"]
-        assert case["source"] and case["url"].startswith("https://github.com/"), case
+    cited_cases(DEVSET, positives=40, negatives=5)
 
 
 def test_devset_accuracy(bundled_kb: KnowledgeBase) -> None:
