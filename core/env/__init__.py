@@ -22,7 +22,7 @@ DEEP_TIMEOUT_S = 180.0
 QUICK_TIMEOUT_S = 60.0  # core.env.runner.QUICK_TIMEOUT_S mirrors it
 
 
-def app_info() -> dict[str, object]:
+def app_info() -> dict[str, str]:
     """The app's version and where its bundled KB and the user database live."""
     from core import __version__
     from core.paths import resources_dir, user_db_path

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.env.multigpu_model import MultiGpu
 from core.env.probe.shapes import (
@@ -218,7 +217,7 @@ class Environment:
     cudnn: Cudnn = field(default_factory=Cudnn)
     loaded_libraries: list[LoadedLibrary] = field(default_factory=list)
     toolkits: Toolkits = field(default_factory=Toolkits)
-    toolchain: dict[str, Any] = field(default_factory=dict)  # gcc/clang --version, first line
+    toolchain: dict[str, str | None] = field(default_factory=dict)  # gcc/clang --version line
     packages: Packages = field(default_factory=Packages)
     # Damaged library files in the search path and LD_PRELOAD's entries (quick probe).
     libraries: Libraries = field(default_factory=Libraries)
@@ -228,7 +227,7 @@ class Environment:
     probe: ProbeSection = field(default_factory=ProbeSection)
     findings: list[Finding] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)  # cascades a root cause explains
-    app: dict[str, Any] = field(default_factory=dict)
+    app: dict[str, str] = field(default_factory=dict)  # version, kb_path, user_db_path
     # Deep mode with a GPU: NVLink, peer access, ECC, throttling, NCCL (core.env.multigpu).
     multi_gpu: MultiGpu | None = None
 

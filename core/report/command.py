@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +291,8 @@ def _names(a: str, b: str) -> tuple[str, str]:
     return (na, nb) if na != nb else (a, b)
 
 
-def _headline(report: dict[str, Any]) -> str:
-    summary = report.get("summary") or {}
+def _headline(report: Mapping[str, object]) -> str:
+    summary = report.get("summary")
+    if not isinstance(summary, Mapping):
+        summary = {}
     return f"{summary.get('status', '?')}: {summary.get('headline', '')}".strip()
