@@ -8,16 +8,12 @@ as container images set it.
 from __future__ import annotations
 
 import compileall
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-from core.env.probe import script_path
-
-DOUBLE = Path(__file__).resolve().parents[2] / "data" / "env" / "cuda_torch_double"
+from tests.core.env.deep_probe import DOUBLE, run_deep
 
 
 def _install(tmp_path: Path) -> Path:
@@ -26,19 +22,10 @@ def _install(tmp_path: Path) -> Path:
     return site
 
 
-def _deep(site: Path, out: Path, *args: str, **env: str) -> dict[str, object]:
+def _deep(site: Path, out: Path, *args: str, **env: str) -> dict[str, Any]:
     run_env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
     run_env.update(PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1", **env)
-    proc = subprocess.run(
-        [sys.executable, str(script_path("deep")), "--out", str(out), *args],
-        env=run_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(out.read_text())  # type: ignore[no-any-return]
+    return run_deep(out, *args, env=run_env)
 
 
 def _pycs(folder: Path) -> list[Path]:

@@ -9,33 +9,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from core.env import detect
-from core.env.probe import script_path
-
-DOUBLE = Path(__file__).resolve().parents[2] / "data" / "env" / "cuda_torch_double"
+from tests.core.env.deep_probe import DOUBLE, run_deep
 
 
 def _deep(tmp_path: Path, **env: str) -> dict[str, object]:
-    import json
-
-    out = tmp_path / "deep.json"
-    run_env = {**os.environ, "PYTHONPATH": str(DOUBLE), **env}
-    proc = subprocess.run(
-        [sys.executable, str(script_path("deep")), "--out", str(out)],
-        env=run_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(out.read_text())  # type: ignore[no-any-return]
+    return run_deep(tmp_path / "deep.json", env={**os.environ, "PYTHONPATH": str(DOUBLE), **env})
 
 
 def test_every_gpu_is_checked_at_the_same_time(tmp_path: Path) -> None:
