@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from core.env.cudnn import build_cudnn
@@ -20,11 +19,17 @@ from core.env.model import (
 if TYPE_CHECKING:
     from core.env.probe.shapes import (
         DeepJSON,
+        Ecosystem,
+        Libraries,
         NvmlGpu,
         NvmlJSON,
         OpResult,
+        Packages,
+        PlatformInfo,
         ProbeSection,
+        PythonInfo,
         QuickJSON,
+        Toolkits,
     )
 
 _COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
@@ -49,38 +54,16 @@ def _pair_on(pair: Any) -> bool | None:
     return bool(pair[0]) if isinstance(pair, (list, tuple)) and pair else None
 
 
-def _as_is(raw: Mapping[str, Any], *keys: str) -> dict[str, Any]:
-    """The probe's values of `keys`, for model fields of the same name that take them unchanged."""
-    return {key: raw.get(key) for key in keys}
-
-
-def _section(raw: Mapping[str, Any], key: str) -> Any:
-    """A copy of one of the probe's sections (an empty one where it is missing)."""
-    return dict(raw.get(key) or {})
-
-
-# torch fields the deep probe reports as the model keeps them.
-_DEEP_AS_IS = (
-    "cuda",
-    "hip",
-    "arch_list",
-    "is_available",
-    "device_count",
-    "cudnn_enabled",
-    "xnnpack",
-    "nccl_version",
-    "cudnn_runtime",
-    "cudnn_compile",
-)
-
-
 def build_driver(nvml: NvmlJSON) -> Driver:
     """The Driver section from the NVML probe."""
     return Driver(
         version=nvml.get("driver_version"),
-        **_as_is(
-            nvml, "cuda_max", "nvml_version", "kernel_module", "library", "error", "error_message"
-        ),
+        cuda_max=nvml.get("cuda_max"),
+        nvml_version=nvml.get("nvml_version"),
+        kernel_module=nvml.get("kernel_module"),
+        library=nvml.get("library"),
+        error=nvml.get("error"),
+        error_message=nvml.get("error_message"),
     )
 
 
@@ -93,27 +76,24 @@ def build_gpu(raw: NvmlGpu) -> Gpu:
     mode = raw.get("compute_mode")
     return Gpu(
         index=int(raw.get("index", 0)),
+        name=raw.get("name"),
         compute_capability=_cc(raw.get("compute_capability")),
         memory_total_mb=memory.get("total"),
         memory_used_mb=memory.get("used"),
         memory_free_mb=memory.get("free"),
-        **_as_is(
-            raw,
-            "name",
-            "uuid",
-            "pci_bus_id",
-            "sm_clock_mhz",
-            "max_sm_clock_mhz",
-            "mem_clock_mhz",
-            "temperature_c",
-            "processes",
-        ),
+        uuid=raw.get("uuid"),
+        pci_bus_id=raw.get("pci_bus_id"),
+        sm_clock_mhz=raw.get("sm_clock_mhz"),
+        max_sm_clock_mhz=raw.get("max_sm_clock_mhz"),
+        mem_clock_mhz=raw.get("mem_clock_mhz"),
+        temperature_c=raw.get("temperature_c"),
         power_w=round(power / 1000, 1) if isinstance(power, int) else None,
         utilization_pct=util.get("gpu"),
         ecc_enabled=_pair_on(raw.get("ecc")),
         persistence=None if persistence is None else bool(persistence),
         compute_mode=_COMPUTE_MODES.get(mode, str(mode)) if mode is not None else None,
         mig_enabled=_pair_on(raw.get("mig")),
+        processes=raw.get("processes"),
         errors=dict(raw.get("errors") or {}),
     )
 
@@ -159,10 +139,18 @@ def build_torch(quick: QuickJSON, deep: DeepJSON | None) -> Torch:
             torch.import_error = d.get("import_error") or "the torch import failed"
         return torch
     torch.version = d.get("version") or torch.version
-    for key, value in _as_is(d, *_DEEP_AS_IS).items():
-        setattr(torch, key, value)
+    torch.cuda = d.get("cuda")
+    torch.hip = d.get("hip")
+    torch.arch_list = d.get("arch_list")
+    torch.is_available = d.get("is_available")
+    torch.device_count = d.get("device_count")
     torch.cudnn_version = decode_cudnn(d.get("cudnn_version_int"))
+    torch.cudnn_enabled = d.get("cudnn_enabled")
+    torch.xnnpack = d.get("xnnpack")
     torch.debug = _flag(d.get("debug")) if d.get("debug") is not None else torch.debug
+    torch.nccl_version = d.get("nccl_version")
+    torch.cudnn_runtime = d.get("cudnn_runtime")
+    torch.cudnn_compile = d.get("cudnn_compile")
     first = d.get("first_op")
     if isinstance(first, dict):
         torch.first_op = _op(first)
@@ -170,8 +158,12 @@ def build_torch(quick: QuickJSON, deep: DeepJSON | None) -> Torch:
         torch.devices.append(
             TorchDevice(
                 index=int(dev.get("index", 0)),
+                name=dev.get("name"),
                 compute_capability=_cc(dev.get("compute_capability")),
-                **_as_is(dev, "name", "memory_total_mb", "uuid", "pci_bus_id", "error"),
+                memory_total_mb=dev.get("memory_total_mb"),
+                uuid=dev.get("uuid"),
+                pci_bus_id=dev.get("pci_bus_id"),
+                error=dev.get("error"),
             )
         )
     for check in d.get("checks") or []:
@@ -202,7 +194,9 @@ def build_loaded(deep: DeepJSON | None) -> list[LoadedLibrary]:
             name=str(raw.get("name")),
             path=str(raw.get("path")),
             directory=str(raw.get("directory")),
-            **_as_is(raw, "family", "version", "version_source"),
+            family=raw.get("family"),
+            version=raw.get("version"),
+            version_source=raw.get("version_source"),
         )
         if lib.version is None and old.get(lib.path):
             lib.version, lib.version_source = old[lib.path], "symbol"
@@ -228,18 +222,18 @@ def build(
         status.setdefault("deep_pid", deep.get("pid"))
     return Environment(
         mode="deep" if deep is not None or (probe_status or {}).get("deep") else "quick",
-        python=_section(quick, "python"),
-        platform=_section(quick, "platform"),
+        python=cast("PythonInfo", dict(quick.get("python") or {})),
+        platform=cast("PlatformInfo", dict(quick.get("platform") or {})),
         driver=build_driver(nvml),
         gpus=[build_gpu(g) for g in nvml.get("gpus") or []],
         torch=torch,
         cudnn=build_cudnn(torch, quick, loaded, (deep or {}).get("cudnn_folders")),
         loaded_libraries=loaded,
-        toolkits=_section(quick, "toolkits"),
-        toolchain=_section(quick, "toolchain"),
-        packages=_section(quick, "packages"),
-        libraries=_section(quick, "libraries"),
-        ecosystem=_section(quick, "ecosystem"),
-        env_vars=_section(quick, "env"),
+        toolkits=cast("Toolkits", dict(quick.get("toolkits") or {})),
+        toolchain=dict(quick.get("toolchain") or {}),
+        packages=cast("Packages", dict(quick.get("packages") or {})),
+        libraries=cast("Libraries", dict(quick.get("libraries") or {})),
+        ecosystem=cast("Ecosystem", dict(quick.get("ecosystem") or {})),
+        env_vars=dict(quick.get("env") or {}),
         probe=cast("ProbeSection", status),
     )
