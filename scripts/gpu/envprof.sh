@@ -4,7 +4,8 @@
 . "$(dirname "$0")/lib/prelude.sh"
 summary="$out/summary.txt"
 : >"$summary"
-W() { local t0; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; echo "$(date +%s.%N) - $t0" | bc -l | cut -c1-5; }
+# W CMD...: CMD's wall seconds (awk, not bc: the GPU image has no bc, and these lines came back empty)
+W() { local t0; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }'; }
 T() { "$PY" -c 'import time,sys;t=time.perf_counter();import torch;print(round(time.perf_counter()-t,3))'; }
 T >/dev/null; T >/dev/null
 log "plain import torch: $(T) $(T) $(T)"
